@@ -1,0 +1,100 @@
+// Forward scaled dot-product attention, fp32:
+//   Y = softmax(scale * Q K^T + mask) V,  scale = 1/sqrt(Dk) unless set.
+//
+// Two APIs over one implementation:
+//  * run time:     tinyattn::forward(dims, io, workspace, mask, options) with a
+//                  caller-owned workspace of forward_workspace_bytes(dims) bytes
+//                  (CMSIS-NN style: firmware that picks shapes at run time);
+//  * compile time: tinyattn::Attention<Shape<...>> owns its workspace, so a
+//                  static instance is its whole RAM cost (sizeof).
+// Neither allocates, throws or uses RTTI; both are re-entrant given separate
+// workspaces (an Attention object is its own workspace: one per thread).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+
+#include "tinyattn/kernels.h"
+#include "tinyattn/mask.h"
+#include "tinyattn/shape.h"
+#include "tinyattn/status.h"
+
+namespace tinyattn {
+
+struct Options {
+  std::optional<float> scale;  // unset: 1/sqrt(Dk). Must be finite when set.
+  Port port = Port::kDefault;  // which compiled-in port runs the kernels
+};
+
+struct Workspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// Alignment the library gives its scratch arrays (it aligns inside the
+// workspace itself, so callers may pass any pointer; the slack is included).
+inline constexpr size_t kWorkspaceAlign = 64;
+
+constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// Scratch for one forward call: one row of M scores, plus alignment slack.
+// It does not grow with N, Dk, Dv or the number of heads.
+constexpr size_t forward_workspace_bytes(const Dims& d) {
+  return align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
+}
+
+struct ForwardIo {
+  const float* q = nullptr;  // [Hq][N][Dk]
+  const float* k = nullptr;  // [Hkv][M][Dk]
+  const float* v = nullptr;  // [Hkv][M][Dv]
+  float* y = nullptr;        // [Hq][N][Dv]           required
+  float* weights = nullptr;  // [Hq][N][M] softmax A   optional
+  float* lse = nullptr;      // [Hq][N] log-sum-exp of the scaled, masked logits (natural log),
+                             // -inf for a fully masked row; optional (the backward pass's
+                             // recompute mode takes it)
+};
+
+// Validates everything, then computes. On error nothing is written.
+Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& mask = {},
+               const Options& options = {});
+
+// The scale forward() uses for these dims and options (1/sqrt(Dk) by default).
+inline float effective_scale(const Dims& d, const Options& o) {
+  return o.scale ? *o.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
+}
+
+// Compile-time shape, owning its workspace.
+//
+//   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
+//   tinyattn::Status s = attn(q, k, v, y);                             // std::arrays
+template <class S>
+class Attention {
+ public:
+  static constexpr Dims dims = S::dims;
+  static constexpr size_t workspace_bytes = forward_workspace_bytes(dims);
+
+  using Q = std::array<float, dims.q_elems()>;
+  using K = std::array<float, dims.k_elems()>;
+  using V = std::array<float, dims.v_elems()>;
+  using Y = std::array<float, dims.y_elems()>;
+  using Weights = std::array<float, dims.weight_elems()>;
+  using Lse = std::array<float, dims.lse_elems()>;
+
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
+                    Weights* weights = nullptr, const Options& options = {}) {
+    ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
+    return run(io, mask, options);
+  }
+
+  // Pointer form, for tensors that live elsewhere (same layouts as forward()).
+  Status run(const ForwardIo& io, const Mask& mask = {}, const Options& options = {}) {
+    return forward(dims, io, Workspace{workspace_, sizeof workspace_}, mask, options);
+  }
+
+ private:
+  alignas(kWorkspaceAlign) unsigned char workspace_[workspace_bytes];
+};
+
+}  // namespace tinyattn

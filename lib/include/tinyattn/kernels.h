@@ -1,0 +1,70 @@
+// The contract between the driver (lib/) and a port (ports/backends/*).
+//
+// A port supplies a small table of fp32 primitives; the driver owns shapes,
+// heads, masks, workspace and error handling. A new port fills this table
+// (start from ports/backends/scalar) and registers it in ports/registry.cc;
+// the agreement tests then pick it up on every target.
+//
+// Every primitive must handle any length >= 1 (tails included), must not
+// allocate, and must not read or write outside the ranges given.
+#pragma once
+
+#include <cstddef>
+
+namespace tinyattn {
+
+enum class Port : unsigned char {
+  kDefault = 0,  // the port chosen at build time (CMake TINYATTN_DEFAULT_PORT)
+  kScalar,
+  kHighway,
+  kXsimd,
+  kMve,          // Arm Helium (Cortex-M55)
+};
+
+inline constexpr int kPortCount = 5;
+
+struct KernelsF32 {
+  const char* port;  // "scalar", "highway", "xsimd", "mve"
+
+  // The SIMD target this table executes right now ("AVX2", "NEON", "SVE_256",
+  // "scalar", ...). Reported so a misconfigured build cannot pass as SIMD.
+  const char* (*simd_target)();
+
+  // s[j] = scale * dot(q, k + j*ldk) over dk, for j < count.
+  void (*scores)(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale,
+                 float* s);
+
+  // Maximum of x[0..n). Returns NaN if any element is NaN.
+  float (*row_max)(const float* x, size_t n);
+
+  // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (lib/exp_poly.h
+  // contract: <= kExpMaxUlp ULP on [-87.3, 0], exactly 0 below kExpFlushBelow,
+  // NaN in -> NaN out). Returns the sum of the new x[j].
+  float (*exp_shift_sum)(float* x, size_t n, float shift);
+
+  // y[c] = a * sum_j p[j] * v[j*ldv + c] for c < dv, j < count.
+  void (*weighted_sum)(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a,
+                       float* y);
+
+  // y[c] += a * x[c] for c < n.
+  void (*axpy)(float a, const float* x, float* y, size_t n);
+
+  // x[c] *= a for c < n.
+  void (*scale)(float* x, size_t n, float a);
+
+  // out[j] = exp(x[j]) for j < n (the same exp as exp_shift_sum; used by the
+  // ULP tests and the self-test).
+  void (*exp)(const float* x, float* out, size_t n);
+};
+
+// The kernel table of a port, or nullptr if that port is not compiled in.
+// kDefault resolves to the build's default port.
+const KernelsF32* kernels_f32(Port port);
+
+// "scalar", "highway", ... ("default" for kDefault). Never null.
+const char* port_name(Port port);
+
+// The port that kDefault resolves to in this build.
+Port default_port();
+
+}  // namespace tinyattn

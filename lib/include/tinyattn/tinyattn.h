@@ -1,0 +1,10 @@
+// tinyattn: fixed-size, allocation-free scaled dot-product attention.
+// One include for the whole public API.
+#pragma once
+
+#include "tinyattn/attention.h"
+#include "tinyattn/exp.h"
+#include "tinyattn/kernels.h"
+#include "tinyattn/mask.h"
+#include "tinyattn/shape.h"
+#include "tinyattn/status.h"

@@ -1,0 +1,39 @@
+// The reference implementation: the specification every port is tested
+// against. Plain loops, double accumulation, std::exp in double, and masks
+// evaluated element by element straight from their definitions (it shares no
+// code with the driver's key-range logic). Slow on purpose; needs no workspace
+// (it recomputes logits rather than storing them) and never allocates.
+#pragma once
+
+#include <cstddef>
+
+#include "tinyattn/mask.h"
+#include "tinyattn/shape.h"
+
+namespace tinyattn {
+namespace ref {
+
+// True when key j is visible to query i of query head h under every part of mask.
+bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j);
+
+// The scaled, masked logit s_ij (double): scale*<q_i, k_j> + bias_ij, or -inf
+// when masked.
+double logit(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
+             size_t i, size_t j);
+
+// Forward attention in double. y: [Hq][N][Dv]; weights [Hq][N][M] and lse
+// [Hq][N] may be null. Semantics match tinyattn::forward: fully masked rows are
+// zero (lse -inf), a NaN logit makes its row NaN, +inf logits share the weight.
+void forward(const Dims& d, const float* q, const float* k, const float* v, const Mask& mask,
+             double scale, double* y, double* weights = nullptr, double* lse = nullptr);
+
+// Backward in double, from the definitions of the seed notebook (section 3):
+//   dV = A^T dY;  Abar = dY V^T;  dS = A o (Abar - rowsum(Abar o A));
+//   dQ = scale dS K;  dK = scale dS^T Q.
+// Gradients of a shared KV head sum over the query heads that use it.
+// dq: [Hq][N][Dk], dk: [Hkv][M][Dk], dv: [Hkv][M][Dv] (overwritten).
+void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy,
+              const Mask& mask, double scale, double* dq, double* dk, double* dv);
+
+}  // namespace ref
+}  // namespace tinyattn

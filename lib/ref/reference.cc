@@ -1,0 +1,145 @@
+#include "tinyattn/reference.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tinyattn {
+namespace ref {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Diagonal key position of query i, as a signed number.
+int64_t diag(Align a, size_t i, size_t n, size_t m) {
+  return a == Align::kTopLeft ? static_cast<int64_t>(i)
+                              : static_cast<int64_t>(i) + static_cast<int64_t>(m) - static_cast<int64_t>(n);
+}
+
+struct RowStats {
+  double max;  // of visible logits; -inf if none visible
+  double sum;  // sum exp(s - max), or count of +inf logits when max is +inf
+  bool nan;
+};
+
+RowStats row_stats(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
+                   size_t i) {
+  RowStats st{-kInf, 0.0, false};
+  for (size_t j = 0; j < d.m; ++j) {
+    const double s = logit(d, q, k, mask, scale, h, i, j);
+    if (std::isnan(s)) st.nan = true;
+    else if (s > st.max) st.max = s;
+  }
+  if (st.nan || st.max == -kInf) return st;
+  for (size_t j = 0; j < d.m; ++j) {
+    const double s = logit(d, q, k, mask, scale, h, i, j);
+    st.sum += st.max == kInf ? (s == kInf ? 1.0 : 0.0) : std::exp(s - st.max);
+  }
+  return st;
+}
+
+double weight(const RowStats& st, double s) {
+  if (st.max == kInf) return s == kInf ? 1.0 / st.sum : 0.0;
+  return std::exp(s - st.max) / st.sum;
+}
+}  // namespace
+
+bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
+  const int64_t jj = static_cast<int64_t>(j);
+  if (mask.causal == Causal::kTopLeft && jj > diag(Align::kTopLeft, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kBottomRight && jj > diag(Align::kBottomRight, i, d.n, d.m)) return false;
+  const Window& w = mask.window;
+  const int64_t p = diag(w.align, i, d.n, d.m);
+  if (w.left != kUnbounded && jj < p - w.left) return false;
+  if (w.right != kUnbounded && jj > p + w.right) return false;
+  if (mask.kv_len != kAllKeys && j >= mask.kv_len) return false;
+  const size_t off = h * mask.head_stride;
+  if (mask.keep && mask.keep[off + i * d.m + j] == 0) return false;
+  if (mask.keep_bits) {
+    const uint8_t byte = mask.keep_bits[off + i * keep_bits_row_bytes(d.m) + j / 8];
+    if (((byte >> (j % 8)) & 1u) == 0) return false;
+  }
+  return true;
+}
+
+double logit(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
+             size_t i, size_t j) {
+  if (!visible(mask, d, h, i, j)) return -kInf;
+  const size_t kvh = h / (d.hq / d.hkv);
+  const float* qi = q + (h * d.n + i) * d.dk;
+  const float* kj = k + (kvh * d.m + j) * d.dk;
+  double dot = 0.0;
+  for (size_t c = 0; c < d.dk; ++c) dot += static_cast<double>(qi[c]) * static_cast<double>(kj[c]);
+  double s = scale * dot;
+  if (mask.bias) s += static_cast<double>(mask.bias[h * mask.head_stride + i * d.m + j]);
+  return s;
+}
+
+void forward(const Dims& d, const float* q, const float* k, const float* v, const Mask& mask, double scale,
+             double* y, double* weights, double* lse) {
+  for (size_t h = 0; h < d.hq; ++h) {
+    const size_t kvh = h / (d.hq / d.hkv);
+    for (size_t i = 0; i < d.n; ++i) {
+      const size_t row = h * d.n + i;
+      const RowStats st = row_stats(d, q, k, mask, scale, h, i);
+      double* yi = y + row * d.dv;
+      for (size_t c = 0; c < d.dv; ++c) yi[c] = st.nan ? kNaN : 0.0;
+      if (lse) lse[row] = st.nan ? kNaN : st.max == -kInf ? -kInf : st.max == kInf ? kInf : st.max + std::log(st.sum);
+      for (size_t j = 0; j < d.m; ++j) {
+        const double s = logit(d, q, k, mask, scale, h, i, j);
+        double a = 0.0;
+        if (st.nan) a = s == -kInf ? 0.0 : kNaN;
+        else if (st.max != -kInf) a = weight(st, s);
+        if (weights) weights[row * d.m + j] = a;
+        if (st.nan || a == 0.0) continue;
+        const float* vj = v + (kvh * d.m + j) * d.dv;
+        for (size_t c = 0; c < d.dv; ++c) yi[c] += a * static_cast<double>(vj[c]);
+      }
+    }
+  }
+}
+
+void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy, const Mask& mask,
+              double scale, double* dq, double* dk, double* dv) {
+  for (size_t x = 0; x < d.q_elems(); ++x) dq[x] = 0.0;
+  for (size_t x = 0; x < d.k_elems(); ++x) dk[x] = 0.0;
+  for (size_t x = 0; x < d.v_elems(); ++x) dv[x] = 0.0;
+  for (size_t h = 0; h < d.hq; ++h) {
+    const size_t kvh = h / (d.hq / d.hkv);
+    for (size_t i = 0; i < d.n; ++i) {
+      const size_t row = h * d.n + i;
+      const RowStats st = row_stats(d, q, k, mask, scale, h, i);
+      if (st.max == -kInf || st.nan || st.max == kInf) continue;  // no gradient through an empty or degenerate row
+      const float* dyi = dy + row * d.dv;
+      // rowsum(Abar o A)
+      double dot_sum = 0.0;
+      for (size_t j = 0; j < d.m; ++j) {
+        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j));
+        if (a == 0.0) continue;
+        const float* vj = v + (kvh * d.m + j) * d.dv;
+        double abar = 0.0;
+        for (size_t c = 0; c < d.dv; ++c) abar += static_cast<double>(dyi[c]) * vj[c];
+        dot_sum += abar * a;
+      }
+      for (size_t j = 0; j < d.m; ++j) {
+        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j));
+        if (a == 0.0) continue;
+        const float* vj = v + (kvh * d.m + j) * d.dv;
+        const float* kj = k + (kvh * d.m + j) * d.dk;
+        const float* qi = q + row * d.dk;
+        double abar = 0.0;
+        for (size_t c = 0; c < d.dv; ++c) abar += static_cast<double>(dyi[c]) * vj[c];
+        const double ds = a * (abar - dot_sum);
+        for (size_t c = 0; c < d.dv; ++c) dv[(kvh * d.m + j) * d.dv + c] += a * dyi[c];
+        for (size_t c = 0; c < d.dk; ++c) {
+          dq[row * d.dk + c] += scale * ds * kj[c];
+          dk[(kvh * d.m + j) * d.dk + c] += scale * ds * qi[c];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace ref
+}  // namespace tinyattn

@@ -1,0 +1,54 @@
+// Checks and helpers shared by the forward and (later) backward drivers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tinyattn/attention.h"
+
+namespace tinyattn {
+namespace detail {
+
+struct Extent {
+  const void* p;
+  size_t bytes;
+};
+
+inline bool overlaps(Extent a, Extent b) {
+  if (a.p == nullptr || b.p == nullptr || a.bytes == 0 || b.bytes == 0) return false;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a.p), b0 = reinterpret_cast<uintptr_t>(b.p);
+  return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
+}
+
+template <class T>
+inline bool aligned(const T* p) {
+  return reinterpret_cast<uintptr_t>(p) % alignof(T) == 0;
+}
+
+// Bytes a mask's element arrays span, for the aliasing checks.
+inline size_t mask_rows_bytes(const Dims& d, size_t row_bytes, size_t head_stride_bytes) {
+  return head_stride_bytes * (d.hq - 1) + d.n * row_bytes;
+}
+
+Extent keep_extent(const Mask& mask, const Dims& d);
+Extent bias_extent(const Mask& mask, const Dims& d);
+
+// The part of validation every fp32 entry point shares: dims, mask, scale, port.
+Status validate_common(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels);
+
+// Sets s[j] for keys j in [r.lo, r.hi) of query row i, head h: -inf where the
+// keep mask drops the key, + bias where a bias is given.
+void apply_element_masks(const Mask& mask, const Dims& d, size_t h, size_t i, KeyRange r, float* s);
+
+inline bool has_element_masks(const Mask& m) {
+  return m.keep != nullptr || m.keep_bits != nullptr || m.bias != nullptr;
+}
+
+// Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
+inline float* workspace_floats(Workspace ws) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ws.data);
+  return reinterpret_cast<float*>(align_up(p, kWorkspaceAlign));
+}
+
+}  // namespace detail
+}  // namespace tinyattn

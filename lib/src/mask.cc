@@ -1,0 +1,51 @@
+#include "tinyattn/mask.h"
+
+namespace tinyattn {
+
+Status validate(const Mask& mask, const Dims& d) {
+  if (mask.kv_len != kAllKeys && mask.kv_len > d.m) return Status::kBadMask;
+  if (mask.keep != nullptr && mask.keep_bits != nullptr) return Status::kBadMask;
+  const Window& w = mask.window;
+  if (w.left != kUnbounded && w.right != kUnbounded &&
+      static_cast<int64_t>(w.left) + static_cast<int64_t>(w.right) < 0)
+    return Status::kBadMask;
+  if (w.left < -static_cast<int64_t>(kMaxDim) || w.right < -static_cast<int64_t>(kMaxDim))
+    return Status::kBadMask;
+  if (static_cast<uint8_t>(mask.causal) > static_cast<uint8_t>(Causal::kBottomRight) ||
+      static_cast<uint8_t>(w.align) > static_cast<uint8_t>(Align::kBottomRight))
+    return Status::kBadMask;
+  // head_stride may exceed one [N][M] mask (padded per-head masks); it only has
+  // to keep the total extent addressable.
+  if (mask.head_stride > kMaxDim * kMaxDim) return Status::kBadMask;
+  return Status::kOk;
+}
+
+namespace {
+// Key position of query row i's diagonal (may be negative or >= m).
+int64_t diagonal(Align align, size_t i, size_t n, size_t m) {
+  const int64_t ii = static_cast<int64_t>(i);
+  return align == Align::kTopLeft ? ii : ii + static_cast<int64_t>(m) - static_cast<int64_t>(n);
+}
+}  // namespace
+
+KeyRange key_range(const Mask& mask, size_t i, size_t n, size_t m) {
+  int64_t lo = 0;
+  int64_t hi = static_cast<int64_t>(m);
+  if (mask.causal != Causal::kNone) {
+    const Align a = mask.causal == Causal::kTopLeft ? Align::kTopLeft : Align::kBottomRight;
+    const int64_t p = diagonal(a, i, n, m);
+    if (p + 1 < hi) hi = p + 1;
+  }
+  const Window& w = mask.window;
+  if (w.active()) {
+    const int64_t p = diagonal(w.align, i, n, m);
+    if (w.left != kUnbounded && p - w.left > lo) lo = p - w.left;
+    if (w.right != kUnbounded && p + w.right + 1 < hi) hi = p + w.right + 1;
+  }
+  if (mask.kv_len != kAllKeys && static_cast<int64_t>(mask.kv_len) < hi) hi = mask.kv_len;
+  if (lo < 0) lo = 0;
+  if (hi < lo) hi = lo;
+  return KeyRange{static_cast<size_t>(lo), static_cast<size_t>(hi)};
+}
+
+}  // namespace tinyattn

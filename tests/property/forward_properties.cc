@@ -1,0 +1,292 @@
+// Properties of forward attention, for every port, on shapes that are and are
+// not multiples of the vector width. Written once; runs on every target.
+#include <cmath>
+#include <limits>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/reference.h"
+
+using tinyattn::Dims;
+using tinyattn::Mask;
+using tinyattn::Port;
+using tinyattn::Status;
+using namespace tatest;
+
+namespace {
+
+// Odd sizes on purpose: 1, 3, 7, 17, 33, 100 (less than, around and above
+// every vector width from 4 to 16 lanes).
+const Dims kShapes[] = {
+    {1, 1, 1, 1},    {1, 3, 7, 3},      {3, 7, 17, 5},    {7, 17, 33, 7},   {17, 33, 16, 17},
+    {33, 17, 8, 33}, {16, 16, 32, 32},  {100, 100, 33, 17}, {3, 100, 64, 9},
+};
+
+struct PortList {
+  Port ports[4];
+  size_t n;
+  PortList() : n(ports_under_test(ports, 4)) {}
+};
+
+// Checks one port against the reference and against the seed's properties.
+void check_forward(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char* what,
+                   const tinyattn::Options& opt = {}) {
+  Arena::Scope scope;
+  Problem p = make_problem(d, seed);
+  if (!p.ok) {
+    TA_LOG("skip %s: arena too small", what);
+    return;
+  }
+  run_reference(p, mask, opt);
+  const Status s = run_port(p, port, mask, opt);
+  const char* pn = tinyattn::port_name(port);
+  TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", pn, what, tinyattn::to_string(s));
+  if (s != Status::kOk) return;
+
+  const Result w = close(p.weights, p.weights_ref, d.weight_elems(), kWeightAtol, kWeightRtol);
+  TA_CHECK_MSG(w.ok, "%s/%s N=%zu M=%zu Dk=%zu: weights off by %g at %zu", pn, what, d.n, d.m, d.dk, w.worst, w.index);
+  const double vmax = max_abs(p.v, d.v_elems());
+  const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
+  TA_CHECK_MSG(y.ok, "%s/%s N=%zu M=%zu Dk=%zu: Y off by %g at %zu", pn, what, d.n, d.m, d.dk, y.worst, y.index);
+  const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+  TA_CHECK_MSG(l.ok, "%s/%s: lse off by %g at %zu", pn, what, l.worst, l.index);
+
+  const Result rs = rows_sum_to_one(p.weights, d.hq * d.n, d.m, kRowSumTol, true);
+  TA_CHECK_MSG(rs.ok, "%s/%s: row %zu sums to 1 +- %g", pn, what, rs.index, rs.worst);
+  const Result nn = nonnegative(p.weights, d.weight_elems());
+  TA_CHECK_MSG(nn.ok, "%s/%s: weight %zu = %g", pn, what, nn.index, nn.worst);
+  const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
+  TA_CHECK_MSG(hull.ok, "%s/%s: y[%zu] outside the value hull by %g", pn, what, hull.index, hull.worst);
+  const Result nb = norm_bound(d, p.y, p.v, mask, 1e-5);
+  TA_CHECK_MSG(nb.ok, "%s/%s: ||y_%zu|| exceeds max ||v_j|| by %g", pn, what, nb.index, nb.worst);
+
+  // Masked keys get exactly 0, and rows with no visible key are exactly 0.
+  size_t bad = 0;
+  for (size_t h = 0; h < d.hq; ++h)
+    for (size_t i = 0; i < d.n; ++i) {
+      bool any = false;
+      for (size_t j = 0; j < d.m; ++j) {
+        const bool vis = tinyattn::ref::visible(mask, d, h, i, j);
+        any |= vis;
+        if (!vis && p.weights[(h * d.n + i) * d.m + j] != 0.0f) ++bad;
+      }
+      if (!any)
+        for (size_t c = 0; c < d.dv; ++c)
+          if (p.y[(h * d.n + i) * d.dv + c] != 0.0f) ++bad;
+    }
+  TA_CHECK_MSG(bad == 0, "%s/%s: %zu masked weights or empty-row outputs are not exactly 0", pn, what, bad);
+}
+
+}  // namespace
+
+TA_CASE("forward: every port matches the reference and the seed's properties, unmasked") {
+  PortList pl;
+  for (size_t pi = 0; pi < pl.n; ++pi)
+    for (const Dims& d : kShapes) check_forward(d, Mask::none(), pl.ports[pi], 1000 + d.n * 7 + d.m, "none");
+}
+
+TA_CASE("forward: causal masks, both alignments, N < M, N = M, N > M") {
+  PortList pl;
+  const Dims shapes[] = {{5, 9, 8, 4}, {9, 9, 16, 8}, {9, 5, 7, 3}, {1, 17, 33, 17}, {17, 1, 3, 5}};
+  for (size_t pi = 0; pi < pl.n; ++pi)
+    for (const Dims& d : shapes) {
+      check_forward(d, Mask::causal_top_left(), pl.ports[pi], 77, "causal-top-left");
+      check_forward(d, Mask::causal_bottom_right(), pl.ports[pi], 78, "causal-bottom-right");
+    }
+}
+
+TA_CASE("forward: causal alignments follow their definitions") {
+  // top-left: query i sees j <= i; bottom-right: j <= i + M - N.
+  const Dims shapes[] = {{3, 7, 1, 1}, {7, 7, 1, 1}, {7, 3, 1, 1}};
+  for (const Dims& d : shapes)
+    for (size_t i = 0; i < d.n; ++i) {
+      const tinyattn::KeyRange tl = tinyattn::key_range(Mask::causal_top_left(), i, d.n, d.m);
+      const tinyattn::KeyRange br = tinyattn::key_range(Mask::causal_bottom_right(), i, d.n, d.m);
+      const long long want_tl = static_cast<long long>(i) + 1 < static_cast<long long>(d.m) ? i + 1 : d.m;
+      long long want_br = static_cast<long long>(i) + static_cast<long long>(d.m) - static_cast<long long>(d.n) + 1;
+      if (want_br < 0) want_br = 0;
+      if (want_br > static_cast<long long>(d.m)) want_br = d.m;
+      TA_CHECK_MSG(tl.lo == 0 && static_cast<long long>(tl.hi) == want_tl, "top-left N=%zu M=%zu i=%zu: [%zu,%zu)", d.n,
+                   d.m, i, tl.lo, tl.hi);
+      TA_CHECK_MSG(br.lo == 0 && static_cast<long long>(br.hi) == want_br, "bottom-right N=%zu M=%zu i=%zu: [%zu,%zu)",
+                   d.n, d.m, i, br.lo, br.hi);
+    }
+}
+
+TA_CASE("forward: sliding window, key padding and their combinations") {
+  PortList pl;
+  const Dims d{13, 21, 12, 5};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    check_forward(d, Mask::sliding_window(3, 2, tinyattn::Align::kTopLeft), pl.ports[pi], 5, "window-tl");
+    check_forward(d, Mask::sliding_window(4, 0, tinyattn::Align::kBottomRight), pl.ports[pi], 6, "window-br");
+    check_forward(d, Mask::sliding_window(-2, 5, tinyattn::Align::kTopLeft), pl.ports[pi], 7, "window-shifted");
+    check_forward(d, Mask::key_padding(9), pl.ports[pi], 8, "kv-len-9");
+    check_forward(d, Mask::key_padding(0), pl.ports[pi], 9, "kv-len-0");
+    Mask m = Mask::causal_bottom_right();
+    m.window = {2, tinyattn::kUnbounded, tinyattn::Align::kBottomRight};
+    m.kv_len = 17;
+    check_forward(d, m, pl.ports[pi], 10, "causal+window+padding");
+  }
+}
+
+TA_CASE("forward: boolean keep-masks as bytes and bits, and additive bias") {
+  PortList pl;
+  const Dims d{11, 19, 9, 6, 2, 1};
+  Arena::Scope scope;
+  uint8_t* keep = alloc<uint8_t>(d.n * d.m);
+  uint8_t* bits = alloc<uint8_t>(d.n * tinyattn::keep_bits_row_bytes(d.m));
+  float* bias = alloc<float>(d.n * d.m);
+  Rng rng(99);
+  for (size_t x = 0; x < d.n * tinyattn::keep_bits_row_bytes(d.m); ++x) bits[x] = 0;
+  for (size_t i = 0; i < d.n; ++i)
+    for (size_t j = 0; j < d.m; ++j) {
+      // row 4 is fully masked; elsewhere ~30% of keys dropped
+      const bool k = i != 4 && rng.uniform(0.0f, 1.0f) > 0.3f;
+      keep[i * d.m + j] = k ? 1 : 0;
+      if (k) bits[i * tinyattn::keep_bits_row_bytes(d.m) + j / 8] |= static_cast<uint8_t>(1u << (j % 8));
+      bias[i * d.m + j] = (j % 5 == 0) ? -std::numeric_limits<float>::infinity() : rng.uniform(-2.0f, 2.0f);
+    }
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    check_forward(d, Mask::keep_bytes(keep), pl.ports[pi], 21, "keep-bytes");
+    check_forward(d, Mask::keep_bitmask(bits), pl.ports[pi], 21, "keep-bits");
+    check_forward(d, Mask::additive(bias), pl.ports[pi], 22, "bias");
+    Mask all = Mask::causal_top_left();
+    all.keep_bits = bits;
+    all.bias = bias;
+    check_forward(d, all, pl.ports[pi], 23, "causal+bits+bias");
+  }
+}
+
+TA_CASE("forward: fully masked rows give zeros, never NaN or uniform weights") {
+  PortList pl;
+  const Dims d{4, 6, 8, 3};
+  Arena::Scope scope;
+  float* bias = alloc<float>(d.n * d.m);
+  for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = -std::numeric_limits<float>::infinity();
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope inner;
+    Problem p = make_problem(d, 3);
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::additive(bias)) == Status::kOk);
+    bool zeros = true;
+    for (size_t x = 0; x < d.y_elems(); ++x) zeros &= p.y[x] == 0.0f;
+    for (size_t x = 0; x < d.weight_elems(); ++x) zeros &= p.weights[x] == 0.0f;
+    for (size_t x = 0; x < d.lse_elems(); ++x) zeros &= std::isinf(p.lse[x]) && p.lse[x] < 0;
+    TA_CHECK_MSG(zeros, "%s: fully masked rows must be exactly zero with lse -inf", tinyattn::port_name(pl.ports[pi]));
+  }
+}
+
+TA_CASE("forward: softmax is invariant to adding a constant to a row") {
+  PortList pl;
+  const Dims d{7, 17, 5, 4};
+  Arena::Scope scope;
+  float* bias = alloc<float>(d.n * d.m);
+  for (size_t i = 0; i < d.n; ++i)
+    for (size_t j = 0; j < d.m; ++j) bias[i * d.m + j] = 37.5f * static_cast<float>(i + 1);
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope inner;
+    Problem a = make_problem(d, 11);
+    Problem b = make_problem(d, 11);
+    TA_CHECK(run_port(a, pl.ports[pi], Mask::none()) == Status::kOk);
+    TA_CHECK(run_port(b, pl.ports[pi], Mask::additive(bias)) == Status::kOk);
+    const Result r = close(b.weights, a.weights, d.weight_elems(), 2e-6, 2e-5);
+    TA_CHECK_MSG(r.ok, "%s: shifted rows differ by %g", tinyattn::port_name(pl.ports[pi]), r.worst);
+    const Result y = close(b.y, a.y, d.y_elems(), 1e-5, 1e-5);
+    TA_CHECK_MSG(y.ok, "%s: shifted outputs differ by %g", tinyattn::port_name(pl.ports[pi]), y.worst);
+  }
+}
+
+TA_CASE("forward: permuting keys and values together leaves Y unchanged") {
+  PortList pl;
+  const Dims d{9, 23, 16, 7};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem a = make_problem(d, 31);
+    Problem b = make_problem(d, 31);
+    // b's keys/values: a's, reversed and rotated.
+    for (size_t j = 0; j < d.m; ++j) {
+      const size_t src = (d.m - 1 - j + 5) % d.m;
+      for (size_t c = 0; c < d.dk; ++c) b.k[j * d.dk + c] = a.k[src * d.dk + c];
+      for (size_t c = 0; c < d.dv; ++c) b.v[j * d.dv + c] = a.v[src * d.dv + c];
+    }
+    TA_CHECK(run_port(a, pl.ports[pi], Mask::none()) == Status::kOk);
+    TA_CHECK(run_port(b, pl.ports[pi], Mask::none()) == Status::kOk);
+    const Result y = close(b.y, a.y, d.y_elems(), 1e-5, 1e-5);
+    TA_CHECK_MSG(y.ok, "%s: permuted keys change Y by %g", tinyattn::port_name(pl.ports[pi]), y.worst);
+  }
+}
+
+TA_CASE("forward: identical keys give uniform weights") {
+  PortList pl;
+  const Dims d{5, 13, 8, 4};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 41);
+    for (size_t j = 1; j < d.m; ++j)
+      for (size_t c = 0; c < d.dk; ++c) p.k[j * d.dk + c] = p.k[c];
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none()) == Status::kOk);
+    double worst = 0.0;
+    for (size_t x = 0; x < d.weight_elems(); ++x) worst = std::fmax(worst, std::fabs(p.weights[x] - 1.0 / d.m));
+    TA_CHECK_MSG(worst <= 1e-6, "%s: weights deviate from 1/M by %g", tinyattn::port_name(pl.ports[pi]), worst);
+  }
+}
+
+TA_CASE("forward: extreme logits stay finite and normalized") {
+  PortList pl;
+  const Dims d{6, 10, 4, 3};
+  Arena::Scope scope;
+  float* bias = alloc<float>(d.n * d.m);
+  Rng rng(5);
+  for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = rng.uniform(0.0f, 1.0f) < 0.5f ? 1e30f : -1e30f;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const Port port = pl.ports[pi];
+    check_forward(d, Mask::additive(bias), port, 51, "bias+-1e30");
+    tinyattn::Options huge;
+    huge.scale = 1e30f;
+    check_forward(d, Mask::none(), port, 52, "scale 1e30", huge);
+    tinyattn::Options tiny;
+    tiny.scale = 1e-30f;
+    check_forward(d, Mask::none(), port, 53, "scale 1e-30", tiny);
+  }
+}
+
+TA_CASE("forward: grouped-query attention equals running each head on its KV head") {
+  PortList pl;
+  const Dims d{5, 9, 8, 6, 6, 2};  // 3 query heads per KV head
+  const Dims one{5, 9, 8, 6, 1, 1};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 61);
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::causal_bottom_right()) == Status::kOk);
+    for (size_t h = 0; h < d.hq; ++h) {
+      Arena::Scope inner;
+      Problem s = make_problem(one, 1);
+      const size_t kvh = h / d.group();
+      for (size_t x = 0; x < one.q_elems(); ++x) s.q[x] = p.q[h * one.q_elems() + x];
+      for (size_t x = 0; x < one.k_elems(); ++x) s.k[x] = p.k[kvh * one.k_elems() + x];
+      for (size_t x = 0; x < one.v_elems(); ++x) s.v[x] = p.v[kvh * one.v_elems() + x];
+      TA_CHECK(run_port(s, pl.ports[pi], Mask::causal_bottom_right()) == Status::kOk);
+      const Result r = close(s.y, p.y + h * one.y_elems(), one.y_elems(), 0.0, 0.0);
+      TA_CHECK_MSG(r.ok, "%s: head %zu differs from its single-head run by %g", tinyattn::port_name(pl.ports[pi]), h,
+                   r.worst);
+    }
+  }
+}
+
+TA_CASE("forward: a NaN logit poisons only its own row") {
+  PortList pl;
+  const Dims d{4, 5, 3, 2};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 71);
+    p.q[2 * d.dk + 1] = std::numeric_limits<float>::quiet_NaN();  // row 2
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none()) == Status::kOk);
+    for (size_t i = 0; i < d.n; ++i) {
+      bool nan_row = true, finite_row = true;
+      for (size_t c = 0; c < d.dv; ++c) {
+        nan_row &= std::isnan(p.y[i * d.dv + c]);
+        finite_row &= std::isfinite(p.y[i * d.dv + c]);
+      }
+      TA_CHECK_MSG(i == 2 ? nan_row : finite_row, "%s: row %zu", tinyattn::port_name(pl.ports[pi]), i);
+    }
+  }
+}
