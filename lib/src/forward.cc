@@ -6,6 +6,7 @@
 
 #include "detail.h"
 #include "tinyattn/attention.h"
+#include "tinyattn/exp.h"
 
 namespace tinyattn {
 namespace detail {
@@ -64,7 +65,7 @@ Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const 
   if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) ||
       !detail::aligned(io.y) || !detail::aligned(io.weights) || !detail::aligned(io.lse))
     return Status::kMisaligned;
-  if (ws.bytes < forward_workspace_bytes(d)) return Status::kWorkspaceTooSmall;
+  if (ws.bytes < forward_workspace_bytes(d, io.weights != nullptr)) return Status::kWorkspaceTooSmall;
 
   const Extent inputs[] = {{io.q, d.q_elems() * sizeof(float)},
                            {io.k, d.k_elems() * sizeof(float)},
@@ -89,72 +90,142 @@ void fill(float* p, size_t n, float value) {
   for (size_t c = 0; c < n; ++c) p[c] = value;
 }
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Everything one query row needs, resolved once by the head/row loops.
+struct Row {
+  const float* q;
+  const float* k;  // key r.lo of this row's KV head
+  const float* v;  // value r.lo
+  float* y;
+  float* weights;  // full row of M, or null
+  float* lse;      // one float, or null
+  KeyRange r;
+  size_t h, i;
+};
+
+struct Problem {
+  const Dims& d;
+  const KernelsF32& kern;
+  const Mask& mask;
+  float scale;
+  bool element_masks;
+};
+
+// Scores of keys [r.lo + off, r.lo + off + len) of a row, masks applied.
+void row_scores(const Problem& p, const Row& row, size_t off, size_t len, float* s) {
+  p.kern.scores(row.q, row.k + off * p.d.dk, p.d.dk, len, p.d.dk, p.scale, s);
+  if (p.element_masks)
+    detail::apply_element_masks(p.mask, p.d, row.h, row.i, KeyRange{row.r.lo + off, row.r.lo + off + len}, s);
+}
+
+void finish_empty(const Problem& p, const Row& row) {  // no visible key: zeros
+  fill(row.y, p.d.dv, 0.0f);
+  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), 0.0f);
+  if (row.lse) *row.lse = -kInf;
+}
+
+void finish_nan(const Problem& p, const Row& row) {  // a NaN logit poisons its own row only
+  fill(row.y, p.d.dv, kNaN);
+  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), kNaN);
+  if (row.lse) *row.lse = kNaN;
+}
+
+// s[j] -> exp(s[j] - max) and their sum; with max == +inf, the limit of
+// softmax: the +inf logits share all the weight.
+float exponentiate(const Problem& p, float* s, size_t len, float max) {
+  if (max != kInf) return p.kern.exp_shift_sum(s, len, max);
+  float sum = 0.0f;
+  for (size_t j = 0; j < len; ++j) {
+    s[j] = s[j] == kInf ? 1.0f : 0.0f;
+    sum += s[j];
+  }
+  return sum;
+}
+
+// One pass over the whole row kept in the workspace (M floats).
+void plain_row(const Problem& p, const Row& row, float* s) {
+  const size_t len = row.r.size();
+  row_scores(p, row, 0, len, s);
+  const float max = p.kern.row_max(s, len);
+  if (max == -kInf) return finish_empty(p, row);
+  if (max != max) return finish_nan(p, row);
+  const float sum = exponentiate(p, s, len, max);
+  const float inv = 1.0f / sum;
+  if (row.weights) {
+    p.kern.scale(s, len, inv);
+    std::memcpy(row.weights + row.r.lo, s, len * sizeof(float));
+    p.kern.weighted_sum(s, row.v, p.d.dv, len, p.d.dv, 1.0f, row.y);
+  } else {
+    p.kern.weighted_sum(s, row.v, p.d.dv, len, p.d.dv, inv, row.y);
+  }
+  if (row.lse) *row.lse = max == kInf ? kInf : max + std::log(sum);
+}
+
+// Online softmax over key tiles: a running max m, a running sum l and an
+// unnormalised accumulator acc; when a tile raises the max, acc and l are
+// rescaled by exp(m_old - m_new). Workspace: kKeyTile scores + 2*Dv floats.
+void tiled_row(const Problem& p, const Row& row, float* s, float* acc, float* part) {
+  const size_t len = row.r.size();
+  const size_t dv = p.d.dv;
+  float m = -kInf, l = 0.0f;
+  fill(acc, dv, 0.0f);
+  for (size_t off = 0; off < len; off += kKeyTile) {
+    const size_t n = len - off < kKeyTile ? len - off : kKeyTile;
+    row_scores(p, row, off, n, s);
+    const float tile_max = p.kern.row_max(s, n);
+    if (tile_max != tile_max) return finish_nan(p, row);
+    if (tile_max == -kInf) continue;  // nothing visible in this tile
+    if (tile_max > m) {
+      // Rescale what was accumulated under the old max (exp(-inf) = 0 when
+      // m was -inf, or when the new max is +inf: earlier finite keys drop out).
+      const float factor = m == -kInf ? 0.0f : tile_max == kInf ? 0.0f : exp_poly(m - tile_max);
+      p.kern.scale(acc, dv, factor);
+      l *= factor;
+      m = tile_max;
+    }
+    l += exponentiate(p, s, n, m);
+    p.kern.weighted_sum(s, row.v + off * dv, dv, n, dv, 1.0f, part);
+    p.kern.axpy(1.0f, part, acc, dv);
+  }
+  if (m == -kInf) return finish_empty(p, row);
+  const float inv = 1.0f / l;
+  for (size_t c = 0; c < dv; ++c) row.y[c] = acc[c] * inv;
+  if (row.lse) *row.lse = m == kInf ? kInf : m + std::log(l);
+}
+
 }  // namespace
 
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const KernelsF32& kern = *kp;
-  const float scale = effective_scale(d, o);
-  const bool element_masks = detail::has_element_masks(mask);
-  const float inf = std::numeric_limits<float>::infinity();
-  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Problem p{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask)};
+  const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   float* s = detail::workspace_floats(ws);
+  // The tiled path's accumulators follow the score tile (see forward_workspace_bytes).
+  float* acc = tiled ? s + align_up(kKeyTile, kWorkspaceAlign / sizeof(float)) : nullptr;
+  float* part = tiled ? acc + align_up(d.dv, kWorkspaceAlign / sizeof(float)) : nullptr;
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
-    const float* k_head = io.k + kv_head * d.m * d.dk;
-    const float* v_head = io.v + kv_head * d.m * d.dv;
     for (size_t i = 0; i < d.n; ++i) {
-      const size_t row = h * d.n + i;
-      const float* q_row = io.q + row * d.dk;
-      float* y_row = io.y + row * d.dv;
-      float* w_row = io.weights ? io.weights + row * d.m : nullptr;
+      const size_t idx = h * d.n + i;
       const KeyRange r = key_range(mask, i, d.n, d.m);
-      const size_t len = r.size();
-
-      if (w_row) {  // keys outside the range never get weight
-        fill(w_row, r.lo, 0.0f);
-        fill(w_row + r.hi, d.m - r.hi, 0.0f);
+      const Row row{io.q + idx * d.dk,
+                    io.k + (kv_head * d.m + r.lo) * d.dk,
+                    io.v + (kv_head * d.m + r.lo) * d.dv,
+                    io.y + idx * d.dv,
+                    io.weights ? io.weights + idx * d.m : nullptr,
+                    io.lse ? io.lse + idx : nullptr,
+                    r, h, i};
+      if (row.weights) {  // keys outside the range never get weight
+        fill(row.weights, r.lo, 0.0f);
+        fill(row.weights + r.hi, d.m - r.hi, 0.0f);
       }
-      float max = -inf;
-      if (len > 0) {
-        kern.scores(q_row, k_head + r.lo * d.dk, d.dk, len, d.dk, scale, s);
-        if (element_masks) detail::apply_element_masks(mask, d, h, i, r, s);
-        max = kern.row_max(s, len);
-      }
-      if (max == -inf) {  // no visible key: zero output, zero weights
-        fill(y_row, d.dv, 0.0f);
-        if (w_row) fill(w_row + r.lo, len, 0.0f);
-        if (io.lse) io.lse[row] = -inf;
-        continue;
-      }
-      if (std::isnan(max)) {  // a NaN logit poisons its own row only
-        fill(y_row, d.dv, nan);
-        if (w_row) fill(w_row + r.lo, len, nan);
-        if (io.lse) io.lse[row] = nan;
-        continue;
-      }
-      float sum;
-      if (max == inf) {
-        // The limit of softmax as logits grow: the +inf logits share all the weight.
-        sum = 0.0f;
-        for (size_t j = 0; j < len; ++j) {
-          s[j] = s[j] == inf ? 1.0f : 0.0f;
-          sum += s[j];
-        }
-      } else {
-        sum = kern.exp_shift_sum(s, len, max);
-      }
-      const float inv = 1.0f / sum;
-      if (w_row) {
-        kern.scale(s, len, inv);
-        std::memcpy(w_row + r.lo, s, len * sizeof(float));
-        kern.weighted_sum(s, v_head + r.lo * d.dv, d.dv, len, d.dv, 1.0f, y_row);
-      } else {
-        kern.weighted_sum(s, v_head + r.lo * d.dv, d.dv, len, d.dv, inv, y_row);
-      }
-      if (io.lse) io.lse[row] = max == inf ? inf : max + std::log(sum);
+      if (r.empty()) finish_empty(p, row);
+      else if (tiled) tiled_row(p, row, s, acc, part);
+      else plain_row(p, row, s);
     }
   }
   return Status::kOk;

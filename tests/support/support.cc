@@ -235,15 +235,16 @@ void run_reference(Problem& p, const tinyattn::Mask& mask, const tinyattn::Optio
                          p.lse_ref);
 }
 
-tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask, const tinyattn::Options& o) {
+tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask, const tinyattn::Options& o,
+                          bool with_weights) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t x = 0; x < p.d.y_elems(); ++x) p.y[x] = nan;
   for (size_t x = 0; x < p.d.weight_elems(); ++x) p.weights[x] = nan;
   for (size_t x = 0; x < p.d.lse_elems(); ++x) p.lse[x] = nan;
   tinyattn::Options opt = o;
   opt.port = port;
-  tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, p.weights, p.lse};
-  return tinyattn::forward(p.d, io, {p.workspace, tinyattn::forward_workspace_bytes(p.d)}, mask, opt);
+  tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
+  return tinyattn::forward(p.d, io, {p.workspace, tinyattn::forward_workspace_bytes(p.d, with_weights)}, mask, opt);
 }
 
 }  // namespace tatest

@@ -81,9 +81,11 @@ struct Problem {
 Problem make_problem(const tinyattn::Dims& d, uint64_t seed, float sd = 1.0f);
 // Runs the reference into y_ref/weights_ref/lse_ref.
 void run_reference(Problem& p, const tinyattn::Mask& mask, const tinyattn::Options& o = {});
-// Runs forward() on a port into y/weights/lse (NaN-filled first).
+// Runs forward() on a port into y/weights/lse (NaN-filled first). Without
+// weights, forward() gets the smaller workspace and takes its tiled path when M
+// is long (forward_uses_tiles).
 tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask,
-                          const tinyattn::Options& o = {});
+                          const tinyattn::Options& o = {}, bool with_weights = true);
 
 // Tolerances of a port against the reference (fp32 path), as stated in the README:
 //   weights: |a - a_ref| <= kWeightAtol + kWeightRtol * a_ref

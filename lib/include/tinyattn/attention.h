@@ -39,10 +39,28 @@ inline constexpr size_t kWorkspaceAlign = 64;
 
 constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-// Scratch for one forward call: one row of M scores, plus alignment slack.
-// It does not grow with N, Dk, Dv or the number of heads.
-constexpr size_t forward_workspace_bytes(const Dims& d) {
-  return align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
+// Keys are processed in tiles of this many when the weights are not requested
+// and M is larger (online softmax, FlashAttention style): the workspace then
+// stays O(kKeyTile + Dv) however long the key sequence. With M <= kKeyTile, or
+// when the weights are requested, each row's scores are kept whole (one pass
+// over the keys, no rescaling) -- measured faster for short rows.
+inline constexpr size_t kKeyTile = 256;
+
+// Which algorithm forward() uses for these dims ("plain" or "tiled").
+constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
+  return !with_weights && d.m > kKeyTile;
+}
+
+// Scratch for one forward call, in bytes (alignment slack included).
+//  with_weights = true  (default, always enough): one row of M scores.
+//  with_weights = false (for callers that never ask for A): min(M, kKeyTile)
+//                       scores + 2*Dv accumulators, independent of M.
+// It never grows with N or the number of heads.
+constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true) {
+  return forward_uses_tiles(d, with_weights)
+             ? align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
+                   2 * align_up(d.dv * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign
+             : align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
 }
 
 struct ForwardIo {
@@ -57,6 +75,7 @@ struct ForwardIo {
 };
 
 // Validates everything, then computes. On error nothing is written.
+// ws.bytes must be at least forward_workspace_bytes(dims, io.weights != nullptr).
 Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& mask = {},
                const Options& options = {});
 
