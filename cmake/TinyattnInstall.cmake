@@ -1,0 +1,39 @@
+# Install rules and the package config, so that
+#   find_package(tinyattn) + target_link_libraries(app tinyattn::tinyattn)
+# works from an install prefix (add_subdirectory works through the ALIAS targets).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TINYATTN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tinyattn"
+    CACHE STRING "Where tinyattnConfig.cmake is installed, relative to the prefix")
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/lib/include/tinyattn" "${PROJECT_SOURCE_DIR}/lib/ref/include/tinyattn"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" FILES_MATCHING PATTERN "*.h")
+set_target_properties(tinyattn_reference PROPERTIES EXPORT_NAME reference)
+install(TARGETS tinyattn tinyattn_reference EXPORT tinyattnTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(EXPORT tinyattnTargets NAMESPACE tinyattn:: DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
+
+# A static libtinyattn carries its link dependencies into the consumer. Only the
+# ones this build really links are looked up again (Highway's runtime when the
+# Highway port uses dynamic dispatch); a header-only build needs none.
+set(TINYATTN_CONFIG_DEPENDENCIES "")
+get_target_property(_tinyattn_links tinyattn LINK_LIBRARIES)
+if(_tinyattn_links)
+  foreach(_lib IN LISTS _tinyattn_links)
+    if(_lib MATCHES "^hwy::" AND NOT TINYATTN_CONFIG_DEPENDENCIES MATCHES "hwy")
+      string(APPEND TINYATTN_CONFIG_DEPENDENCIES "find_dependency(hwy)\n")
+    elseif(_lib MATCHES "^Threads::" AND NOT TINYATTN_CONFIG_DEPENDENCIES MATCHES "Threads")
+      string(APPEND TINYATTN_CONFIG_DEPENDENCIES "find_dependency(Threads)\n")
+    endif()
+  endforeach()
+endif()
+
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/tinyattnConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/tinyattnConfig.cmake" INSTALL_DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/tinyattnConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/tinyattnConfig.cmake" "${PROJECT_BINARY_DIR}/tinyattnConfigVersion.cmake"
+        DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
