@@ -1,0 +1,25 @@
+# The public API: Attention<Shape<...>>, workspace sizes, status names.
+tinyattn_add_suite(api
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/api.cc
+  LABELS api)
+
+# Invalid compile-time shapes must fail static_assert with a readable message.
+# Each test compiles tests/api/compile_fail.cc (syntax only) with one case
+# selected; PASS_REGULAR_EXPRESSION needs the message, which the compiler only
+# prints when the assertion fires. The valid control must compile cleanly.
+set(_tinyattn_shape_cases
+  "1|Hq must be a multiple of Hkv"
+  "2|N \\(query rows\\) must be in \\[1, kMaxDim\\]"
+  "3|Dk must be in \\[1, kMaxDim\\]")
+set(_tinyattn_shape_compile ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only
+    -I${PROJECT_SOURCE_DIR}/lib/include ${CMAKE_CURRENT_LIST_DIR}/compile_fail.cc)
+foreach(_case IN LISTS _tinyattn_shape_cases)
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(GET _parts 0 _n)
+  list(GET _parts 1 _msg)
+  add_test(NAME api_shape_rejected_${_n} COMMAND ${_tinyattn_shape_compile} -DTINYATTN_CASE=${_n})
+  set_tests_properties(api_shape_rejected_${_n} PROPERTIES LABELS "api;compile"
+                       PASS_REGULAR_EXPRESSION "static.assert.*tinyattn::Shape: ${_msg}")
+endforeach()
+add_test(NAME api_shape_valid_compiles COMMAND ${_tinyattn_shape_compile} -DTINYATTN_CASE=0)
+set_tests_properties(api_shape_valid_compiles PROPERTIES LABELS "api;compile")
