@@ -1,0 +1,268 @@
+// Allocation freedom: forward() and Attention<> never touch the heap, for every
+// port and every mask kind. This binary counts every heap allocation in the
+// process:
+//  * normal builds replace malloc/calloc/realloc/free (and the aligned
+//    variants) with a counting bump allocator over a static buffer, and the
+//    global operator new/delete family with counting versions on top of it;
+//    no libc internals are needed, so it also links statically;
+//  * ASan builds keep ASan's allocator (replacing malloc under ASan is not
+//    supported) and count through its malloc hook, which sees malloc, calloc,
+//    realloc and operator new alike.
+// The first case proves the counter moves for each kind of allocation, so a
+// zero later on means "no allocation", not "hook not installed".
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/reference.h"
+#include "tinyattn/tinyattn.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TINYATTN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TINYATTN_ASAN 1
+#endif
+#endif
+
+namespace {
+std::atomic<unsigned long> g_allocations{0};
+}  // namespace
+
+#if TINYATTN_ASAN
+#include <sanitizer/allocator_interface.h>
+
+namespace {
+void on_malloc(const volatile void*, size_t) { g_allocations.fetch_add(1, std::memory_order_relaxed); }
+void on_free(const volatile void*) {}
+// Installed before main() so the hooks see the whole run.
+const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+}  // namespace
+
+#else  // counting allocator
+
+namespace {
+// Bump allocation over a static buffer; free() returns nothing (a test
+// process is short). Each block starts with its size for realloc.
+alignas(64) unsigned char g_heap[64u << 20];
+std::atomic<size_t> g_heap_used{0};
+constexpr size_t kHeader = 64;  // keeps every block 64-byte aligned
+
+void* bump(size_t bytes, size_t align) {
+  if (align < kHeader) align = kHeader;
+  if (align & (align - 1)) return nullptr;
+  const size_t need = bytes + align + kHeader;
+  const size_t start = g_heap_used.fetch_add(need, std::memory_order_relaxed);
+  if (start + need > sizeof g_heap || need < bytes) return nullptr;
+  uintptr_t p = reinterpret_cast<uintptr_t>(g_heap + start + kHeader);
+  p = (p + align - 1) & ~(uintptr_t{align} - 1);
+  std::memcpy(reinterpret_cast<void*>(p - sizeof(size_t)), &bytes, sizeof bytes);
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(p);
+}
+
+size_t block_size(void* p) {
+  size_t n;
+  std::memcpy(&n, static_cast<unsigned char*>(p) - sizeof(size_t), sizeof n);
+  return n;
+}
+}  // namespace
+
+extern "C" {
+void* malloc(size_t n) noexcept { return bump(n, 16); }
+void free(void*) noexcept {}
+void* calloc(size_t count, size_t size) noexcept {
+  if (size && count > SIZE_MAX / size) return nullptr;
+  return bump(count * size, 16);  // the buffer is static and never reused: already zero
+}
+void* realloc(void* p, size_t n) noexcept {
+  void* q = bump(n, 16);
+  if (p && q) std::memcpy(q, p, block_size(p) < n ? block_size(p) : n);
+  return q;
+}
+void* aligned_alloc(size_t align, size_t n) noexcept { return bump(n, align); }
+void* memalign(size_t align, size_t n) noexcept { return bump(n, align); }
+void* valloc(size_t n) noexcept { return bump(n, 4096); }
+void* pvalloc(size_t n) noexcept { return bump((n + 4095) & ~size_t{4095}, 4096); }
+int posix_memalign(void** out, size_t align, size_t n) noexcept {
+  void* p = bump(n, align);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+size_t malloc_usable_size(void* p) noexcept { return p ? block_size(p) : 0; }
+}  // extern "C"
+
+void* operator new(size_t n) {
+  void* p = bump(n, 16);
+  if (!p) std::abort();  // tests build without exceptions
+  return p;
+}
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return bump(n, 16); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return bump(n, 16); }
+void* operator new(size_t n, std::align_val_t a) {
+  void* p = bump(n, static_cast<size_t>(a));
+  if (!p) std::abort();
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+void operator delete(void*) noexcept {}
+void operator delete[](void*) noexcept {}
+void operator delete(void*, size_t) noexcept {}
+void operator delete[](void*, size_t) noexcept {}
+void operator delete(void*, std::align_val_t) noexcept {}
+void operator delete[](void*, std::align_val_t) noexcept {}
+void operator delete(void*, size_t, std::align_val_t) noexcept {}
+void operator delete[](void*, size_t, std::align_val_t) noexcept {}
+#endif
+
+using tinyattn::Dims;
+using tinyattn::Mask;
+using tinyattn::Port;
+using tinyattn::Status;
+using namespace tatest;
+
+namespace {
+
+unsigned long allocations() { return g_allocations.load(std::memory_order_relaxed); }
+
+// Keeps the compiler from proving an allocation unused and removing it.
+void* volatile g_sink;
+
+using Gqa = tinyattn::Attention<tinyattn::Shape<9, 13, 7, 5, 4, 2>>;
+Gqa g_attention;
+Gqa::Q g_q;
+Gqa::K g_k;
+Gqa::V g_v;
+Gqa::Y g_y;
+Gqa::Weights g_w;
+
+}  // namespace
+
+TA_CASE("alloc: the counter sees malloc, calloc, realloc and every operator new") {
+#if TINYATTN_ASAN
+  TA_CHECK_MSG(g_hooks_installed != 0, "ASan refused the malloc hook");
+#endif
+  unsigned long before = allocations();
+  g_sink = std::malloc(24);
+  TA_CHECK_MSG(allocations() > before, "malloc not counted");
+  before = allocations();
+  void* r = std::realloc(g_sink, 4096);
+  g_sink = r;
+  TA_CHECK_MSG(allocations() > before, "realloc not counted");
+  std::free(g_sink);
+  before = allocations();
+  g_sink = std::calloc(3, 40);
+  TA_CHECK_MSG(allocations() > before, "calloc not counted");
+  std::free(g_sink);
+  before = allocations();
+  int* one = new int(3);
+  g_sink = one;
+  TA_CHECK_MSG(allocations() > before, "operator new not counted");
+  delete one;
+  before = allocations();
+  float* many = new float[100];
+  g_sink = many;
+  TA_CHECK_MSG(allocations() > before, "operator new[] not counted");
+  delete[] many;
+  struct alignas(128) Wide {
+    float x[32];
+  };
+  before = allocations();
+  Wide* wide = new Wide;
+  g_sink = wide;
+  TA_CHECK_MSG(allocations() > before, "aligned operator new not counted");
+  delete wide;
+}
+
+TA_CASE("alloc: forward() allocates nothing, for every port, mask kind and output combination") {
+  const Dims d{9, 13, 7, 5, 4, 2};
+  Arena::Scope scope;
+  Problem p = make_problem(d, 17);
+  uint8_t* keep = alloc<uint8_t>(d.n * d.m);
+  uint8_t* bits = alloc<uint8_t>(d.n * tinyattn::keep_bits_row_bytes(d.m));
+  float* bias = alloc<float>(d.n * d.m);
+  TA_CHECK((p.ok && keep && bits && bias));
+  if (!(p.ok && keep && bits && bias)) return;
+  Rng rng(3);
+  for (size_t x = 0; x < d.n * d.m; ++x) {
+    keep[x] = rng.uniform(0.0f, 1.0f) < 0.6f;
+    bias[x] = x % 7 == 0 ? -std::numeric_limits<float>::infinity() : rng.uniform(-1.0f, 1.0f);
+  }
+  for (size_t x = 0; x < d.n * tinyattn::keep_bits_row_bytes(d.m); ++x) bits[x] = static_cast<uint8_t>(rng.next_u64());
+  Mask combined = Mask::causal_bottom_right();
+  combined.window = {3, tinyattn::kUnbounded, tinyattn::Align::kBottomRight};
+  combined.kv_len = 11;
+  combined.keep_bits = bits;
+  combined.bias = bias;
+  const Mask masks[] = {Mask::none(),
+                        Mask::causal_top_left(),
+                        Mask::causal_bottom_right(),
+                        Mask::sliding_window(2, 2, tinyattn::Align::kTopLeft),
+                        Mask::key_padding(0),
+                        Mask::key_padding(6),
+                        Mask::keep_bytes(keep),
+                        Mask::keep_bitmask(bits),
+                        Mask::additive(bias),
+                        combined};
+  Port ports[4];
+  const size_t np = ports_under_test(ports, 4);
+  for (size_t pi = 0; pi < np; ++pi)
+    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi)
+      for (int outputs = 0; outputs < 3; ++outputs) {  // Y only; Y + A; Y + A + lse
+        tinyattn::Options o;
+        o.port = ports[pi];
+        const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, outputs >= 1 ? p.weights : nullptr,
+                                     outputs >= 2 ? p.lse : nullptr};
+        const unsigned long before = allocations();
+        const Status s = tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d)}, masks[mi], o);
+        const unsigned long used = allocations() - before;
+        TA_CHECK_MSG(s == Status::kOk, "%s mask %zu: %s", tinyattn::port_name(ports[pi]), mi, tinyattn::to_string(s));
+        TA_CHECK_MSG(used == 0, "%s mask %zu outputs %d: %lu heap allocations", tinyattn::port_name(ports[pi]), mi,
+                     outputs, used);
+      }
+}
+
+TA_CASE("alloc: Attention<> and the error paths allocate nothing") {
+  Rng rng(5);
+  rng.fill_normal(g_q.data(), g_q.size());
+  rng.fill_normal(g_k.data(), g_k.size());
+  rng.fill_normal(g_v.data(), g_v.size());
+  Port ports[4];
+  const size_t np = ports_under_test(ports, 4);
+  for (size_t pi = 0; pi < np; ++pi) {
+    tinyattn::Options o;
+    o.port = ports[pi];
+    unsigned long before = allocations();
+    const Status s1 = g_attention(g_q, g_k, g_v, g_y, Mask::causal_top_left(), &g_w, o);
+    const Status s2 = g_attention(g_q, g_k, g_v, g_y, Mask::sliding_window(1, 1, tinyattn::Align::kTopLeft), nullptr, o);
+    unsigned long used = allocations() - before;
+    TA_CHECK((s1 == Status::kOk && s2 == Status::kOk));
+    TA_CHECK_MSG(used == 0, "%s: Attention<> made %lu heap allocations", tinyattn::port_name(ports[pi]), used);
+    before = allocations();
+    const Status bad = g_attention(g_q, g_k, g_v, g_y, Mask::key_padding(99), nullptr, o);
+    used = allocations() - before;
+    TA_CHECK(bad == Status::kBadMask);
+    TA_CHECK_MSG(used == 0, "%s: an error return made %lu heap allocations", tinyattn::port_name(ports[pi]), used);
+  }
+}
+
+TA_CASE("alloc: the reference allocates nothing either") {
+  const Dims d{5, 7, 3, 4, 2, 1};
+  Arena::Scope scope;
+  Problem p = make_problem(d, 9);
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
+  const unsigned long before = allocations();
+  tinyattn::ref::forward(d, p.q, p.k, p.v, Mask::causal_bottom_right(), 0.5, p.y_ref, p.weights_ref, p.lse_ref);
+  const unsigned long used = allocations() - before;
+  TA_CHECK_MSG(used == 0, "ref::forward made %lu heap allocations", used);
+}
