@@ -37,7 +37,10 @@ std::atomic<unsigned long> g_allocations{0};
 }  // namespace
 
 #if TINYATTN_ASAN
-#include <sanitizer/allocator_interface.h>
+// From the sanitizer runtime (declared here: GCC does not install
+// <sanitizer/allocator_interface.h>).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                                          void (*free_hook)(const volatile void*));
 
 namespace {
 void on_malloc(const volatile void*, size_t) { g_allocations.fetch_add(1, std::memory_order_relaxed); }
