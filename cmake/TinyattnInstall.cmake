@@ -10,7 +10,14 @@ set(TINYATTN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tinyattn"
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/lib/include/tinyattn" "${PROJECT_SOURCE_DIR}/lib/ref/include/tinyattn"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" FILES_MATCHING PATTERN "*.h")
 set_target_properties(tinyattn_reference PROPERTIES EXPORT_NAME reference)
-install(TARGETS tinyattn tinyattn_reference EXPORT tinyattnTargets
+get_target_property(_tinyattn_links tinyattn LINK_LIBRARIES)
+set(_tinyattn_exported tinyattn tinyattn_reference)
+# Ports may link the build-only interface target for third-party headers; it
+# exports as an empty interface (its include path is BUILD_INTERFACE only).
+if(TARGET tinyattn_third_party AND "tinyattn_third_party" IN_LIST _tinyattn_links)
+  list(APPEND _tinyattn_exported tinyattn_third_party)
+endif()
+install(TARGETS ${_tinyattn_exported} EXPORT tinyattnTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -20,10 +27,9 @@ install(EXPORT tinyattnTargets NAMESPACE tinyattn:: DESTINATION "${TINYATTN_INST
 # ones this build really links are looked up again (Highway's runtime when the
 # Highway port uses dynamic dispatch); a header-only build needs none.
 set(TINYATTN_CONFIG_DEPENDENCIES "")
-get_target_property(_tinyattn_links tinyattn LINK_LIBRARIES)
 if(_tinyattn_links)
   foreach(_lib IN LISTS _tinyattn_links)
-    if(_lib MATCHES "^hwy::" AND NOT TINYATTN_CONFIG_DEPENDENCIES MATCHES "hwy")
+    if(_lib MATCHES "^(hwy::.*|hwy|hwy_contrib)$" AND NOT TINYATTN_CONFIG_DEPENDENCIES MATCHES "hwy")
       string(APPEND TINYATTN_CONFIG_DEPENDENCIES "find_dependency(hwy)\n")
     elseif(_lib MATCHES "^Threads::" AND NOT TINYATTN_CONFIG_DEPENDENCIES MATCHES "Threads")
       string(APPEND TINYATTN_CONFIG_DEPENDENCIES "find_dependency(Threads)\n")
