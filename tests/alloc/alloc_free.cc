@@ -234,6 +234,31 @@ TA_CASE("alloc: forward() allocates nothing, for every port, mask kind and outpu
       }
 }
 
+TA_CASE("alloc: the tiled path (M > kKeyTile, no weights) allocates nothing") {
+  const Dims d{3, tinyattn::kKeyTile + 45, 8, 4, 2, 1};
+  Arena::Scope scope;
+  Problem p = make_problem(d, 23);
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
+  TA_CHECK(tinyattn::forward_uses_tiles(d, false));
+  const Mask masks[] = {Mask::none(), Mask::causal_bottom_right(), Mask::key_padding(270),
+                        Mask::sliding_window(100, 0, tinyattn::Align::kBottomRight)};
+  Port ports[4];
+  const size_t np = ports_under_test(ports, 4);
+  for (size_t pi = 0; pi < np; ++pi)
+    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
+      tinyattn::Options o;
+      o.port = ports[pi];
+      const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, nullptr, p.lse};
+      const unsigned long before = allocations();
+      const Status s =
+          tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d, false)}, masks[mi], o);
+      const unsigned long used = allocations() - before;
+      TA_CHECK_MSG(s == Status::kOk, "%s mask %zu: %s", tinyattn::port_name(ports[pi]), mi, tinyattn::to_string(s));
+      TA_CHECK_MSG(used == 0, "%s mask %zu: %lu heap allocations", tinyattn::port_name(ports[pi]), mi, used);
+    }
+}
+
 TA_CASE("alloc: Attention<> and the error paths allocate nothing") {
   Rng rng(5);
   rng.fill_normal(g_q.data(), g_q.size());

@@ -122,12 +122,18 @@ TA_CASE("api: Attention<> matches the reference (default scale 1/sqrt(Dk))") {
   TA_CHECK_MSG(r.ok, "Y off by %g at %zu", r.worst, r.index);
 }
 
-TA_CASE("api: forward_workspace_bytes is one row of M floats plus alignment slack, whatever else varies") {
+TA_CASE("api: forward_workspace_bytes grows with M only, and without weights stops growing past the key tile") {
   using tinyattn::forward_workspace_bytes;
+  using tinyattn::kKeyTile;
   const size_t base = forward_workspace_bytes(Dims{1, 9, 1, 1});
   TA_CHECK(base >= 9 * sizeof(float) + tinyattn::kWorkspaceAlign - 1);
   TA_CHECK(forward_workspace_bytes(Dims{100, 9, 64, 33, 8, 2}) == base);  // not N, Dk, Dv, heads
-  TA_CHECK(forward_workspace_bytes(Dims{1, 100, 1, 1}) > forward_workspace_bytes(Dims{1, 9, 1, 1}));
+  TA_CHECK(forward_workspace_bytes(Dims{1, 100, 1, 1}) > base);
+  // Without the weights, long rows run in tiles: the size is the same for any M > kKeyTile.
+  const size_t tiled = forward_workspace_bytes(Dims{4, kKeyTile + 1, 16, 8}, false);
+  TA_CHECK(forward_workspace_bytes(Dims{4, 60000, 16, 8}, false) == tiled);
+  TA_CHECK(forward_workspace_bytes(Dims{4, 60000, 16, 8}, true) > tiled);
+  TA_CHECK(forward_workspace_bytes(Dims{4, 60000, 16, 8}, false) <= forward_workspace_bytes(Dims{4, 60000, 16, 8}));
   // Exactly that many bytes at any offset work (the slack covers the alignment);
   // one byte fewer is refused.
   const Dims d{3, 17, 4, 2};

@@ -115,6 +115,10 @@ CASES = [
     Case("mqa_per_head_bias", 165, 3, 5, 4, 3, hq=2, hkv=1, bias=random_bias(neg_inf_every=3), per_head=True),
     Case("custom_scale_0.3", 171, 6, 8, 5, 4, scale=0.3),
     Case("custom_scale_2_large_logits", 172, 5, 11, 16, 3, scale=2.0, sd=2.0),
+    # M above the driver's key tile (256): forward() without weights takes the
+    # online-softmax path over several tiles.
+    Case("long_m300", 181, 2, 300, 4, 3),
+    Case("long_m261_window_padding", 182, 3, 261, 3, 2, window=(200, UNBOUNDED, "bottom_right"), kv_len=259),
 ]
 
 
