@@ -16,3 +16,9 @@ if(NOT CMAKE_CROSSCOMPILING AND NOT TINYATTN_BAREMETAL AND TINYATTN_INSTALL)
     set_tests_properties(consumer_${_mode} PROPERTIES LABELS "consumer" TIMEOUT 600)
   endforeach()
 endif()
+
+# docs/core.md shows tests/consumer/main.cc verbatim: keep them equal.
+add_test(NAME docs_usage_example
+         COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/core.md
+                 -DMAIN=${CMAKE_CURRENT_LIST_DIR}/main.cc -P ${CMAKE_CURRENT_LIST_DIR}/check_doc_example.cmake)
+set_tests_properties(docs_usage_example PROPERTIES LABELS "consumer;docs")
