@@ -7,11 +7,11 @@ if(TATEST_DOCTEST)
   tinyattn_warnings(unity_demo)
 
   # Debian's python3 first (a pyenv shim on PATH is slow to start).
-  find_program(TINYATTN_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH DOC "Python 3 for the test scripts")
-  find_program(TINYATTN_PYTHON python3)
-  if(TINYATTN_PYTHON)
+  find_program(TINYATTN_SCRIPT_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH DOC "Python 3 for the test scripts")
+  find_program(TINYATTN_SCRIPT_PYTHON python3)
+  if(TINYATTN_SCRIPT_PYTHON)
     add_test(NAME unity_transcript
-             COMMAND ${TINYATTN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_transcript.py
+             COMMAND ${TINYATTN_SCRIPT_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_transcript.py
                      $<TARGET_FILE:unity_demo> ${CMAKE_CURRENT_LIST_DIR}/expected_transcript.txt
                      ${PROJECT_SOURCE_DIR}/scripts/unity_summary.py ${CMAKE_CROSSCOMPILING_EMULATOR})
     set_tests_properties(unity_transcript PROPERTIES LABELS "unity")
