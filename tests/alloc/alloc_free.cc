@@ -1,6 +1,6 @@
 // Allocation freedom: forward() and Attention<> never touch the heap, for every
 // port and every mask kind. This binary counts every heap allocation in the
-// process:
+// process (tests/alloc/counting_allocator.cc):
 //  * normal builds replace malloc/calloc/realloc/free (and the aligned
 //    variants) with a counting bump allocator over a static buffer, and the
 //    global operator new/delete family with counting versions on top of it;
@@ -10,14 +10,10 @@
 //    realloc and operator new alike.
 // The first case proves the counter moves for each kind of allocation, so a
 // zero later on means "no allocation", not "hook not installed".
-#include <atomic>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
-#include <new>
 
 #include "support.h"
 #include "tatest.h"
@@ -32,99 +28,10 @@
 #endif
 #endif
 
-namespace {
-std::atomic<unsigned long> g_allocations{0};
-}  // namespace
-
+// From counting_allocator.cc.
+unsigned long tinyattn_test_allocations();
 #if TINYATTN_ASAN
-// From the sanitizer runtime (declared here: GCC does not install
-// <sanitizer/allocator_interface.h>).
-extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
-                                                          void (*free_hook)(const volatile void*));
-
-namespace {
-void on_malloc(const volatile void*, size_t) { g_allocations.fetch_add(1, std::memory_order_relaxed); }
-void on_free(const volatile void*) {}
-// Installed before main() so the hooks see the whole run.
-const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-}  // namespace
-
-#else  // counting allocator
-
-namespace {
-// Bump allocation over a static buffer; free() returns nothing (a test
-// process is short). Each block starts with its size for realloc.
-alignas(64) unsigned char g_heap[64u << 20];
-std::atomic<size_t> g_heap_used{0};
-constexpr size_t kHeader = 64;  // keeps every block 64-byte aligned
-
-void* bump(size_t bytes, size_t align) {
-  if (align < kHeader) align = kHeader;
-  if (align & (align - 1)) return nullptr;
-  const size_t need = bytes + align + kHeader;
-  const size_t start = g_heap_used.fetch_add(need, std::memory_order_relaxed);
-  if (start + need > sizeof g_heap || need < bytes) return nullptr;
-  uintptr_t p = reinterpret_cast<uintptr_t>(g_heap + start + kHeader);
-  p = (p + align - 1) & ~(uintptr_t{align} - 1);
-  std::memcpy(reinterpret_cast<void*>(p - sizeof(size_t)), &bytes, sizeof bytes);
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return reinterpret_cast<void*>(p);
-}
-
-size_t block_size(void* p) {
-  size_t n;
-  std::memcpy(&n, static_cast<unsigned char*>(p) - sizeof(size_t), sizeof n);
-  return n;
-}
-}  // namespace
-
-extern "C" {
-void* malloc(size_t n) noexcept { return bump(n, 16); }
-void free(void*) noexcept {}
-void* calloc(size_t count, size_t size) noexcept {
-  if (size && count > SIZE_MAX / size) return nullptr;
-  return bump(count * size, 16);  // the buffer is static and never reused: already zero
-}
-void* realloc(void* p, size_t n) noexcept {
-  void* q = bump(n, 16);
-  if (p && q) std::memcpy(q, p, block_size(p) < n ? block_size(p) : n);
-  return q;
-}
-void* aligned_alloc(size_t align, size_t n) noexcept { return bump(n, align); }
-void* memalign(size_t align, size_t n) noexcept { return bump(n, align); }
-void* valloc(size_t n) noexcept { return bump(n, 4096); }
-void* pvalloc(size_t n) noexcept { return bump((n + 4095) & ~size_t{4095}, 4096); }
-int posix_memalign(void** out, size_t align, size_t n) noexcept {
-  void* p = bump(n, align);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-size_t malloc_usable_size(void* p) noexcept { return p ? block_size(p) : 0; }
-}  // extern "C"
-
-void* operator new(size_t n) {
-  void* p = bump(n, 16);
-  if (!p) std::abort();  // tests build without exceptions
-  return p;
-}
-void* operator new[](size_t n) { return operator new(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return bump(n, 16); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return bump(n, 16); }
-void* operator new(size_t n, std::align_val_t a) {
-  void* p = bump(n, static_cast<size_t>(a));
-  if (!p) std::abort();
-  return p;
-}
-void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void*) noexcept {}
-void operator delete[](void*) noexcept {}
-void operator delete(void*, size_t) noexcept {}
-void operator delete[](void*, size_t) noexcept {}
-void operator delete(void*, std::align_val_t) noexcept {}
-void operator delete[](void*, std::align_val_t) noexcept {}
-void operator delete(void*, size_t, std::align_val_t) noexcept {}
-void operator delete[](void*, size_t, std::align_val_t) noexcept {}
+bool tinyattn_test_hooks_installed();
 #endif
 
 using tinyattn::Dims;
@@ -135,7 +42,7 @@ using namespace tatest;
 
 namespace {
 
-unsigned long allocations() { return g_allocations.load(std::memory_order_relaxed); }
+unsigned long allocations() { return tinyattn_test_allocations(); }
 
 // Keeps the compiler from proving an allocation unused and removing it.
 void* volatile g_sink;
@@ -152,7 +59,7 @@ Gqa::Weights g_w;
 
 TA_CASE("alloc: the counter sees malloc, calloc, realloc and every operator new") {
 #if TINYATTN_ASAN
-  TA_CHECK_MSG(g_hooks_installed != 0, "ASan refused the malloc hook");
+  TA_CHECK_MSG(tinyattn_test_hooks_installed(), "ASan refused the malloc hook");
 #endif
   unsigned long before = allocations();
   g_sink = std::malloc(24);
