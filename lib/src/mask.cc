@@ -44,6 +44,7 @@ KeyRange key_range(const Mask& mask, size_t i, size_t n, size_t m) {
   }
   if (mask.kv_len != kAllKeys && static_cast<int64_t>(mask.kv_len) < hi) hi = mask.kv_len;
   if (lo < 0) lo = 0;
+  if (lo > static_cast<int64_t>(m)) lo = static_cast<int64_t>(m);  // a window right of every key
   if (hi < lo) hi = lo;
   return KeyRange{static_cast<size_t>(lo), static_cast<size_t>(hi)};
 }
