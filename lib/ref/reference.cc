@@ -101,18 +101,33 @@ void forward(const Dims& d, const float* q, const float* k, const float* v, cons
 }
 
 void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy, const Mask& mask,
-              double scale, double* dq, double* dk, double* dv) {
+              double scale, double* dq, double* dk, double* dv, double* ds) {
   for (size_t x = 0; x < d.q_elems(); ++x) dq[x] = 0.0;
   for (size_t x = 0; x < d.k_elems(); ++x) dk[x] = 0.0;
   for (size_t x = 0; x < d.v_elems(); ++x) dv[x] = 0.0;
+  if (ds)
+    for (size_t x = 0; x < d.weight_elems(); ++x) ds[x] = 0.0;
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kvh = h / (d.hq / d.hkv);
     for (size_t i = 0; i < d.n; ++i) {
       const size_t row = h * d.n + i;
       const RowStats st = row_stats(d, q, k, mask, scale, h, i);
-      if (st.max == -kInf || st.nan || st.max == kInf) continue;  // no gradient through an empty or degenerate row
+      if (st.max == -kInf) continue;  // no visible key: zero gradients
       const float* dyi = dy + row * d.dv;
-      // rowsum(Abar o A)
+      const float* qi = q + row * d.dk;
+      if (st.nan) {  // a NaN logit: its row's dQ and the rows of every key it sees
+        for (size_t c = 0; c < d.dk; ++c) dq[row * d.dk + c] = kNaN;
+        for (size_t j = 0; j < d.m; ++j) {
+          if (!visible(mask, d, h, i, j)) continue;
+          if (ds) ds[row * d.m + j] = kNaN;
+          for (size_t c = 0; c < d.dk; ++c) dk[(kvh * d.m + j) * d.dk + c] = kNaN;
+          for (size_t c = 0; c < d.dv; ++c) dv[(kvh * d.m + j) * d.dv + c] = kNaN;
+        }
+        continue;
+      }
+      // With +inf logits A is the forward's limit (they share the weight) and
+      // the same formulas give the limit of the gradient.
+      // rowsum(Abar o A), from the definition (not the dY.Y identity)
       double dot_sum = 0.0;
       for (size_t j = 0; j < d.m; ++j) {
         const double a = weight(st, logit(d, q, k, mask, scale, h, i, j));
@@ -127,14 +142,14 @@ void backward(const Dims& d, const float* q, const float* k, const float* v, con
         if (a == 0.0) continue;
         const float* vj = v + (kvh * d.m + j) * d.dv;
         const float* kj = k + (kvh * d.m + j) * d.dk;
-        const float* qi = q + row * d.dk;
         double abar = 0.0;
         for (size_t c = 0; c < d.dv; ++c) abar += static_cast<double>(dyi[c]) * vj[c];
-        const double ds = a * (abar - dot_sum);
+        const double dsij = a * (abar - dot_sum);
+        if (ds) ds[row * d.m + j] = dsij;
         for (size_t c = 0; c < d.dv; ++c) dv[(kvh * d.m + j) * d.dv + c] += a * dyi[c];
         for (size_t c = 0; c < d.dk; ++c) {
-          dq[row * d.dk + c] += scale * ds * kj[c];
-          dk[(kvh * d.m + j) * d.dk + c] += scale * ds * qi[c];
+          dq[row * d.dk + c] += scale * dsij * kj[c];
+          dk[(kvh * d.m + j) * d.dk + c] += scale * dsij * qi[c];
         }
       }
     }

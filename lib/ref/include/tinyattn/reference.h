@@ -31,9 +31,14 @@ void forward(const Dims& d, const float* q, const float* k, const float* v, cons
 //   dV = A^T dY;  Abar = dY V^T;  dS = A o (Abar - rowsum(Abar o A));
 //   dQ = scale dS K;  dK = scale dS^T Q.
 // Gradients of a shared KV head sum over the query heads that use it.
-// dq: [Hq][N][Dk], dk: [Hkv][M][Dk], dv: [Hkv][M][Dv] (overwritten).
+// A fully masked row contributes nothing; a row with +inf logits uses the
+// forward's limit weights (the +inf logits share the weight) in the same
+// formulas; a NaN logit makes its dQ row, and the dK/dV rows of the keys it
+// sees, NaN.
+// dq: [Hq][N][Dk], dk: [Hkv][M][Dk], dv: [Hkv][M][Dv] (overwritten);
+// ds: [Hq][N][M] = dL/dS, optional (0 where masked).
 void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy,
-              const Mask& mask, double scale, double* dq, double* dk, double* dv);
+              const Mask& mask, double scale, double* dq, double* dk, double* dv, double* ds = nullptr);
 
 }  // namespace ref
 }  // namespace tinyattn
