@@ -3,8 +3,10 @@
 #pragma once
 
 #include "tinyattn/attention.h"
+#include "tinyattn/backward.h"
 #include "tinyattn/exp.h"
 #include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
 #include "tinyattn/shape.h"
+#include "tinyattn/softmax.h"
 #include "tinyattn/status.h"
