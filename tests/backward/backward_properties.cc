@@ -99,8 +99,10 @@ Options with_port(Options o, Port port) {
   return o;
 }
 
-Status forward_on(Grad& g, Port port, const Mask& mask, const Options& o = {}) {
-  tinyattn::ForwardIo io{g.q, g.k, g.v, g.y, g.a, g.lse};
+// Forward into y, a (unless !with_weights: forward() then takes its online
+// softmax path for long rows) and lse.
+Status forward_on(Grad& g, Port port, const Mask& mask, const Options& o = {}, bool with_weights = true) {
+  tinyattn::ForwardIo io{g.q, g.k, g.v, g.y, with_weights ? g.a : nullptr, g.lse};
   return tinyattn::forward(g.d, io, {g.ws, g.ws_bytes}, mask, with_port(o, port));
 }
 
@@ -172,7 +174,7 @@ bool check_against_ref(const Grad& g, double tol, const char* what, const char* 
 
 // Every mask kind of the forward, built for one shape (element masks in the arena).
 struct MaskSet {
-  static constexpr size_t kCount = 13;
+  static constexpr size_t kCount = 14;
   Mask masks[kCount];
   const char* names[kCount];
   size_t n = 0;
@@ -189,7 +191,8 @@ struct MaskSet {
     uint8_t* keep = alloc<uint8_t>(d.n * d.m);
     uint8_t* bits = alloc<uint8_t>(d.n * row_bytes);
     float* bias = alloc<float>(d.n * d.m);
-    if (!keep || !bits || !bias) return;
+    float* head_bias = alloc<float>(d.hq * d.n * d.m);
+    if (!keep || !bits || !bias || !head_bias) return;
     Rng rng(seed);
     for (size_t x = 0; x < d.n * row_bytes; ++x) bits[x] = 0;
     for (size_t i = 0; i < d.n; ++i)
@@ -220,6 +223,12 @@ struct MaskSet {
     pad.kv_len = static_cast<uint32_t>(d.m - d.m / 3);
     pad.keep = keep;
     add(pad, "causal+kv-len+bytes");
+    // A different bias per query head (head_stride), -inf on a head-dependent pattern.
+    for (size_t x = 0; x < d.hq * d.n * d.m; ++x)
+      head_bias[x] = (x / (d.n * d.m) + x) % 3 == 0 ? -kInf : rng.uniform(-1.0f, 1.0f);
+    Mask per_head = Mask::additive(head_bias);
+    per_head.head_stride = d.n * d.m;
+    add(per_head, "per-head-bias");
     ok = true;
   }
 };
@@ -627,6 +636,8 @@ TA_CASE("backward: recompute mode equals saved-weights mode") {
         TA_CHECK(backward_on(g, pl.ports[pi], BackwardMode::kSavedWeights, ms.masks[mi]) == Status::kOk);
         float* got[4] = {g.dq, g.dk, g.dv, g.ds};
         for (size_t t = 0; t < 4; ++t) std::memcpy(saved[t], got[t], sizes[t] * sizeof(float));
+        // lse from a forward without weights: its online-softmax path when M > kKeyTile.
+        TA_CHECK(forward_on(g, pl.ports[pi], ms.masks[mi], {}, false) == Status::kOk);
         TA_CHECK(backward_on(g, pl.ports[pi], BackwardMode::kRecompute, ms.masks[mi]) == Status::kOk);
         for (size_t t = 0; t < 4; ++t) {
           const Result r = grad_close(got[t], saved[t], sizes[t], kModeTol);
