@@ -804,15 +804,48 @@ TA_CASE("backward: validation before any write") {
   }
   const Status s = tinyattn::backward(d, BackwardMode::kRecompute, base, {g.ws, ws}, {}, bad_scale);
   TA_CHECK_MSG(s == Status::kBadScale, "NaN scale: got %s", tinyattn::to_string(s));
-  // Both modes run with exactly their stated workspace, from any start address.
-  for (BackwardMode mode : kModes) {
-    const size_t bytes = tinyattn::backward_workspace_bytes(d, mode);
-    Arena::Scope inner;
-    unsigned char* raw = alloc<unsigned char>(bytes + 3);
-    if (!raw) TA_IGNORE("arena too small");
-    const Status r = tinyattn::backward(d, mode, base, {raw + 3, bytes});
-    TA_CHECK_MSG(r == Status::kOk, "%s with exactly backward_workspace_bytes at an odd address: %s", mode_name(mode),
-                 tinyattn::to_string(r));
+}
+
+TA_CASE("backward: the stated workspace is enough and is not overrun, from any start address") {
+  PortList pl;
+  // One row within a tile, and rows over several tiles (with the partial-dQ buffer).
+  const Dims shapes[] = {{4, 5, 3, 2, 2, 1}, {3, 300, 7, 5}};
+  constexpr size_t kGuard = 256;
+  for (const Dims& d : shapes) {
+    Arena::Scope scope;
+    Grad g = make_grad(d, 75);
+    if (!g.ok) TA_IGNORE("arena too small");
+    for (size_t pi = 0; pi < pl.n; ++pi) {
+      TA_CHECK(forward_on(g, pl.ports[pi], Mask::none()) == Status::kOk);
+      for (BackwardMode mode : kModes)
+        for (size_t offset : {size_t{0}, size_t{3}, size_t{60}}) {
+          Arena::Scope inner;
+          const size_t bytes = tinyattn::backward_workspace_bytes(d, mode);
+          unsigned char* raw = alloc<unsigned char>(kGuard + offset + bytes + kGuard);
+          if (!raw) TA_IGNORE("arena too small");
+          for (size_t x = 0; x < kGuard + offset + bytes + kGuard; ++x) raw[x] = 0xA5;
+          BackwardIo io;
+          io.q = g.q;
+          io.k = g.k;
+          io.v = g.v;
+          io.dy = g.dy;
+          io.weights = g.a;
+          io.lse = g.lse;
+          io.dq = g.dq;
+          io.dk = g.dk;
+          io.dv = g.dv;
+          Options o;
+          o.port = pl.ports[pi];
+          const Status r = tinyattn::backward(d, mode, io, {raw + kGuard + offset, bytes}, {}, o);
+          TA_CHECK_MSG(r == Status::kOk, "%s/%s M=%zu offset %zu: %s", tinyattn::port_name(pl.ports[pi]),
+                       mode_name(mode), d.m, offset, tinyattn::to_string(r));
+          size_t touched = 0;
+          for (size_t x = 0; x < kGuard + offset; ++x) touched += raw[x] != 0xA5;
+          for (size_t x = kGuard + offset + bytes; x < kGuard + offset + bytes + kGuard; ++x) touched += raw[x] != 0xA5;
+          TA_CHECK_MSG(touched == 0, "%s/%s M=%zu offset %zu: %zu bytes outside the workspace written",
+                       tinyattn::port_name(pl.ports[pi]), mode_name(mode), d.m, offset, touched);
+        }
+    }
   }
 }
 
