@@ -15,8 +15,9 @@ Status validate(const Mask& mask, const Dims& d) {
       static_cast<uint8_t>(w.align) > static_cast<uint8_t>(Align::kBottomRight))
     return Status::kBadMask;
   // head_stride may exceed one [N][M] mask (padded per-head masks); it only has
-  // to keep the total extent addressable.
-  if (mask.head_stride > kMaxDim * kMaxDim) return Status::kBadMask;
+  // to keep the total extent addressable. In 64 bits: kMaxDim^2 is 0 in a
+  // 32-bit size_t, which rejected every per-head mask on 32-bit targets.
+  if (static_cast<uint64_t>(mask.head_stride) > uint64_t{kMaxDim} * kMaxDim) return Status::kBadMask;
   return Status::kOk;
 }
 
