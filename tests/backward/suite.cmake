@@ -3,3 +3,11 @@
 tinyattn_add_suite(backward_properties
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/backward_properties.cc
   LABELS property backward)
+
+# Allocation freedom of backward() (hosted only: it replaces the C library's
+# allocator, with tests/alloc's counting allocator).
+if(NOT TINYATTN_BAREMETAL)
+  tinyattn_add_suite(backward_alloc_free
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/backward_alloc_free.cc ${CMAKE_CURRENT_LIST_DIR}/../alloc/counting_allocator.cc
+    LABELS alloc backward)
+endif()
