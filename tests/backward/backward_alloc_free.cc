@@ -1,5 +1,5 @@
 // Allocation freedom of the backward pass: backward() in both modes,
-// AttentionBackward<> and the softmax helpers never touch the heap, for every
+// AttentionBackward<> and the softmax row functions never touch the heap, for every
 // port and mask kind. Counts every heap allocation in the process through
 // tests/alloc/counting_allocator.cc (see tests/alloc/alloc_free.cc, which also
 // proves the counter sees each kind of allocation). Hosted targets only.
@@ -36,7 +36,7 @@ tinyattn::Attention<S>::Lse g_lse;
 
 }  // namespace
 
-TA_CASE("alloc: backward() and the softmax helpers allocate nothing, every port, mode and mask kind") {
+TA_CASE("alloc: backward() and the softmax row functions allocate nothing, every port, mode and mask kind") {
   constexpr Dims d = S::dims;
   Arena::Scope scope;
   uint8_t* keep = alloc<uint8_t>(d.n * d.m);
