@@ -44,6 +44,11 @@ inline bool has_element_masks(const Mask& m) {
   return m.keep != nullptr || m.keep_bits != nullptr || m.bias != nullptr;
 }
 
+// The forward pass after validation, on an explicit kernel table: forward()
+// calls it with the port's table, the self-test with the table under test.
+void forward_validated(const KernelsF32& kernels, const Dims& d, const ForwardIo& io, Workspace ws,
+                       const Mask& mask, float scale);
+
 // Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
 inline float* workspace_floats(Workspace ws) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ws.data);

@@ -200,7 +200,13 @@ void tiled_row(const Problem& p, const Row& row, float* s, float* acc, float* pa
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const Problem p{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask)};
+  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o));
+  return Status::kOk;
+}
+
+void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
+                               const Mask& mask, float scale) {
+  const Problem p{d, kern, mask, scale, detail::has_element_masks(mask)};
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   float* s = detail::workspace_floats(ws);
   // The tiled path's accumulators follow the score tile (see forward_workspace_bytes).
@@ -228,7 +234,6 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
       else plain_row(p, row, s);
     }
   }
-  return Status::kOk;
 }
 
 }  // namespace tinyattn

@@ -1,0 +1,5 @@
+# The power-on self-test: passes on every compiled port, fails on corrupted
+# kernels and corrupted constants. Runs on every target (boards included).
+tinyattn_add_suite(selftest_suite
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/selftest_test.cc
+  LABELS selftest)
