@@ -1,0 +1,33 @@
+# A Python with NumPy, for the committed generators' --check tests
+# (tools/gen/*.py). Debian's /usr/bin/python3 comes first: a python3 earlier
+# on PATH may lack NumPy. Without one, the checks are simply not registered.
+include_guard(GLOBAL)
+
+if(NOT DEFINED TINYATTN_PYTHON)
+  find_program(_tinyattn_py NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  if(NOT _tinyattn_py)
+    find_program(_tinyattn_py NAMES python3)
+  endif()
+  set(_numpy_ok OFF)
+  if(_tinyattn_py)
+    execute_process(COMMAND ${_tinyattn_py} -c "import numpy" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+    if(_rc EQUAL 0)
+      set(_numpy_ok ON)
+    endif()
+  endif()
+  if(_numpy_ok)
+    set(TINYATTN_PYTHON "${_tinyattn_py}" CACHE FILEPATH "Python 3 with NumPy for the generators")
+  else()
+    set(TINYATTN_PYTHON "" CACHE FILEPATH "Python 3 with NumPy for the generators")
+  endif()
+endif()
+
+# tinyattn_add_generator_check(<test name> <generator relative to the source root> [LABELS ...])
+function(tinyattn_add_generator_check name script)
+  cmake_parse_arguments(G "" "" "LABELS" ${ARGN})
+  if(NOT TINYATTN_PYTHON)
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${TINYATTN_PYTHON} ${PROJECT_SOURCE_DIR}/${script} --check)
+  set_tests_properties(${name} PROPERTIES LABELS "generator;${G_LABELS}")
+endfunction()
