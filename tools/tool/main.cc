@@ -261,7 +261,11 @@ int cmd_run(int argc, char** argv) {
   std::vector<unsigned char> ws(tinyattn::forward_workspace_bytes(d));
   tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights.empty() ? nullptr : weights.data(), nullptr};
   const tinyattn::Status s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
-  if (s != tinyattn::Status::kOk) return fail(std::string("tinyattn::forward: ") + tinyattn::to_string(s));
+  if (s != tinyattn::Status::kOk) {
+    std::string hint;
+    if (s == tinyattn::Status::kBadMask) hint = " (the window is empty: L + R must be >= 0)";
+    return fail(std::string("tinyattn::forward rejected the problem: ") + tinyattn::to_string(s) + hint);
+  }
 
   std::vector<size_t> y_shape = {d.n, d.dv}, w_shape = {d.n, d.m};
   if (qt.had_heads_axis) {
