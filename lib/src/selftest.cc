@@ -605,7 +605,7 @@ void print_unity(WriteFn write, const SelftestReport& r) {
   write(r.failures ? "FAIL\n" : "OK\n");
 }
 
-constexpr size_t kColTheory = 49, kColMin = 72, kColMax = 87, kColStatus = 102;
+constexpr size_t kColTheory = 49, kColMin = 74, kColMax = 90, kColStatus = 106;
 
 void print_table(WriteFn write, const SelftestReport& r) {
   Line h(g.line, sizeof g.line);
