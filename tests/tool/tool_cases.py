@@ -76,18 +76,19 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
     return (y, w) if q.ndim == 3 else (y[0], w[0])
 
 
-def check_run(name, arrays, flags, ref_kwargs, version=None, dtype=np.float32):
+def check_run(name, arrays, flags, ref_kwargs, version=None, dtype=np.float32, weights=True):
     q, k, v = (a.astype(dtype) for a in arrays)
     args = ["run", "--q", save(f"{name}_q.npy", q, version), "--k", save(f"{name}_k.npy", k, version),
-            "--v", save(f"{name}_v.npy", v, version), "--out", str(WORK / f"{name}_y.npy"),
-            "--weights", str(WORK / f"{name}_a.npy"), *flags]
+            "--v", save(f"{name}_v.npy", v, version), "--out", str(WORK / f"{name}_y.npy"), *flags]
+    if weights:
+        args += ["--weights", str(WORK / f"{name}_a.npy")]
     r = tool(*args)
     if r.returncode != 0:
         failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
         return
-    y = np.load(WORK / f"{name}_y.npy")
-    a = np.load(WORK / f"{name}_a.npy")
     y_ref, a_ref = reference(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), **ref_kwargs)
+    y = np.load(WORK / f"{name}_y.npy")
+    a = np.load(WORK / f"{name}_a.npy") if weights else a_ref
     if y.shape != y_ref.shape or a.shape != a_ref.shape:
         failures.append(f"{name}: shapes {y.shape}/{a.shape}, expected {y_ref.shape}/{a_ref.shape}")
         return
@@ -127,6 +128,9 @@ def run_cases():
     check_run("float16", (r(5, 16), r(7, 16), r(7, 8)), [], {}, dtype=np.float16)
     check_run("format_2_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(2, 0))
     check_run("format_3_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(3, 0))
+    # Longer than one key tile and no weights requested: the online-softmax path.
+    check_run("long_keys_tiled", (r(2, 3, 16), r(1, 700, 16), r(1, 700, 8)), ["--causal", "bottom-right"],
+              {"causal": "bottom-right"}, weights=False)
 
 
 def raw_npy(header, payload=b"", version=(1, 0), magic=b"\x93NUMPY"):

@@ -258,7 +258,7 @@ int cmd_run(int argc, char** argv) {
       (!r.weights.empty() && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
     return fail("the outputs would exceed the 1 GiB limit (Hq*N*M = " + std::to_string(d.weight_elems()) + ")");
   std::vector<float> y(d.y_elems()), weights(r.weights.empty() ? 0 : d.weight_elems());
-  std::vector<unsigned char> ws(tinyattn::forward_workspace_bytes(d));
+  std::vector<unsigned char> ws(tinyattn::forward_workspace_bytes(d, !weights.empty()));
   tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights.empty() ? nullptr : weights.data(), nullptr};
   const tinyattn::Status s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
   if (s != tinyattn::Status::kOk) {
