@@ -38,6 +38,17 @@ static_assert(sizeof(ExpCoefficients) == sizeof sd::kExpCoefficientBits,
               "the stored exp coefficient bits must cover the whole table");
 static_assert(kExpCount <= kPrimLen, "exp points must fit the primitive buffers");
 
+// The tiled case: every key of the 9-key problem repeated kTiledRepeats times,
+// in blocks, so M exceeds one key tile and forward() takes its online-softmax
+// path (no weights requested). The block of the largest key comes last and
+// starts at or after the first tile, so rows with q > 0 find their maximum in a
+// later tile and must rescale what they accumulated.
+constexpr size_t kTiledRepeats = (kKeyTile + sd::kM - 2) / (sd::kM - 1);
+constexpr Dims kTiledDims{sd::kN, sd::kM * kTiledRepeats, 1, 1, 1, 1};
+static_assert(forward_uses_tiles(kTiledDims, false), "the tiled case must exercise the tiled path");
+
+constexpr size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
 struct Scratch {
   float q[kDims.q_elems()];
   float k[kDims.k_elems()];
@@ -52,7 +63,11 @@ struct Scratch {
   float c[kPrimLen];
   char norm_theory[40];
   char line[176];
-  alignas(kWorkspaceAlign) unsigned char workspace[forward_workspace_bytes(kDims)];
+  float tiled_q[sd::kN];
+  float tiled_k[kTiledDims.m];
+  float tiled_v[kTiledDims.m];
+  alignas(kWorkspaceAlign) unsigned char
+      workspace[max_size(forward_workspace_bytes(kDims), forward_workspace_bytes(kTiledDims, false))];
 };
 Scratch g;
 
@@ -424,12 +439,12 @@ Mask case_mask(const sd::Case& c) {
     case sd::CaseKind::kKeepBytes: return Mask::keep_bytes(g.keep);
     case sd::CaseKind::kKeepBits: return Mask::keep_bitmask(nullptr);  // set by the caller (vector data)
     case sd::CaseKind::kBias: return Mask::additive(g.bias);
+    case sd::CaseKind::kTiled: return Mask::none();
   }
   return Mask::none();
 }
 
-bool run_forward(const Context& cx, const Dims& d, const Mask& mask) {
-  ForwardIo io{g.q, g.k, g.v, g.y, g.weights, g.lse};
+bool run_forward(const Context& cx, const Dims& d, const Mask& mask, const ForwardIo& io) {
   const Workspace ws{g.workspace, sizeof g.workspace};
   if (cx.port) {
     Options o;
@@ -438,6 +453,10 @@ bool run_forward(const Context& cx, const Dims& d, const Mask& mask) {
   }
   detail::forward_validated(cx.kern, d, io, ws, mask, effective_scale(d, Options{}));
   return true;
+}
+
+bool run_forward(const Context& cx, const Dims& d, const Mask& mask) {
+  return run_forward(cx, d, mask, ForwardIo{g.q, g.k, g.v, g.y, g.weights, g.lse});
 }
 
 // Property figures gathered over every known-answer run.
@@ -515,8 +534,37 @@ void check_known_answers(const Context& cx, Properties& props) {
     const float* want_y = vec.expected_y + c.y_offset;
     const float* want_lse = vec.expected_lse + c.lse_offset;
     Span err;
-    if (c.y_offset + d.y_elems() > vec.expected_y_count || c.lse_offset + d.lse_elems() > vec.expected_lse_count ||
-        !run_forward(cx, d, mask)) {
+    const bool tiled = c.kind == sd::CaseKind::kTiled;
+    if (tiled) d = kTiledDims;
+    if (c.y_offset + d.y_elems() > vec.expected_y_count || c.lse_offset + d.lse_elems() > vec.expected_lse_count) {
+      err.deviation(kInf);
+    } else if (tiled) {
+      for (size_t i = 0; i < sd::kN; ++i) g.tiled_q[i] = g.q[i * sd::kDk];
+      size_t largest = 0;
+      for (size_t j = 1; j < sd::kM; ++j)
+        if (g.k[j * sd::kDk] > g.k[largest * sd::kDk]) largest = j;
+      for (size_t j = 0; j < kTiledDims.m; ++j) {
+        size_t key = j / kTiledRepeats;                          // blocks in key order...
+        key = key == sd::kM - 1 ? largest : key >= largest ? key + 1 : key;  // ...the largest key last
+        g.tiled_k[j] = g.k[key * sd::kDk];
+        g.tiled_v[j] = g.v[key * sd::kDv];
+      }
+      // Each key appears kTiledRepeats times: the same Y, and lse grows by ln(repeats).
+      const float ln_repeats = std::log(static_cast<float>(kTiledRepeats));
+      if (!run_forward(cx, d, mask, ForwardIo{g.tiled_q, g.tiled_k, g.tiled_v, g.y, nullptr, g.lse})) {
+        err.deviation(kInf);
+      } else {
+        for (size_t i = 0; i < sd::kN; ++i) {
+          const double ey = fabs_d(static_cast<double>(g.y[i]) - want_y[i]) / vmax;
+          const double want_l = static_cast<double>(want_lse[i]) + ln_repeats;
+          const double el = fabs_d(static_cast<double>(g.lse[i]) - want_l) / (1.0 + fabs_d(want_l));
+          err.see(ey);
+          err.see(el);
+          err.deviation(ey);
+          err.deviation(el);
+        }
+      }
+    } else if (!run_forward(cx, d, mask)) {
       err.deviation(kInf);
     } else {
       for (size_t x = 0; x < d.y_elems(); ++x) {

@@ -139,7 +139,7 @@ TA_CASE("selftest: reports every check kind with its figures") {
                          "kat_kv_len",      "kat_keep_bytes",       "kat_keep_bits",
                          "kat_bias",        "kat_gqa",              "masked_row",
                          "row_sum",         "weights_nonnegative",  "convex_hull",
-                         "norm_bound"};
+                         "norm_bound",      "kat_tiled"};
   for (const char* n : names) TA_CHECK_MSG(g_report.find(n) != nullptr, "missing check %s", n);
   const tinyattn::SelftestCheck* ulp = g_report.find("exp_ulp");
   TA_CHECK_MSG(ulp && ulp->bound == tinyattn::kExpMaxUlp && ulp->hi <= ulp->bound && ulp->hi > 0.0f, "exp_ulp figures");

@@ -41,6 +41,10 @@ CASES = [
     ("kat_keep_bits", "kKeepBits", 0, 0, 1, "keep bits"),
     ("kat_bias", "kBias", 0, 0, 1, "additive bias with -inf"),
     ("kat_gqa", "kPlain", 0, 0, 2, "grouped query, 2:1 heads"),
+    # Column 0 of Q, K, V (Dk = Dv = 1, scale 1); the self-test repeats every
+    # key until M exceeds one key tile, which gives the same Y and lse + ln(repeats)
+    # through forward()'s online-softmax path.
+    ("kat_tiled", "kTiled", 0, 0, 1, "online softmax, M > key tile"),
 ]
 
 
@@ -163,7 +167,10 @@ def generate():
 
     ys, lses, case_rows = [], [], []
     for name, kind, a, b, hq, title in CASES:
-        y, lse = attention(q, k, v, kind, a, hq, keep, bias, scale)
+        if kind == "kTiled":
+            y, lse = attention(q[:, :, :1], k[:, :, :1], v[:, :, :1], "kPlain", a, hq, keep, bias, 1.0)
+        else:
+            y, lse = attention(q, k, v, kind, a, hq, keep, bias, scale)
         case_rows.append((name, title, kind, a, b, hq, sum(len(x) for x in ys), sum(len(x) for x in lses)))
         ys.append(y.reshape(-1).astype(np.float32))
         lses.append(lse.astype(np.float32))
@@ -203,7 +210,7 @@ def generate():
     out.append(f"inline constexpr uint8_t kKeepMaskBits[{keep_bits.size}] = {{\n{fmt_list(ints(keep_bits), row_bytes)}\n}};")
     out.append(f"inline constexpr int8_t kBiasValues[{bias8.size}] = {{\n{fmt_list(ints(bias8), M)}\n}};\n")
     out.append("enum class CaseKind : uint8_t {\n  kPlain, kCausalTopLeft, kCausalBottomRight, kWindowTopLeft,\n"
-               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias,\n};\n")
+               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias, kTiled,\n};\n")
     out.append("struct Case {\n  const char* name;\n  const char* title;  // for the properties table\n  CaseKind kind;\n  int32_t a, b;   // window left/right, or kv_len\n"
                "  size_t hq;       // query heads (1, or kHq for grouped-query)\n"
                "  size_t y_offset; // into kExpectedY\n  size_t lse_offset;\n};\n")
