@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "demo/heatmap.h"
 #include "demo/notebook.h"
@@ -155,4 +156,25 @@ TA_CASE("demo: the heatmaps show every token and weight") {
                "the 'it' row should name 'animal':\n%s", term.substr(0, 200).c_str());
   TA_CHECK(term.find("\x1b[") == std::string::npos);
   TA_CHECK(tinyattn_demo::heatmap_terminal(nb.map.tokens, nb.map.weights, true).find("\x1b[38;2;") != std::string::npos);
+}
+
+TA_CASE("demo: the figure has both of the notebook's panels") {
+  const tinyattn_demo::Notebook& nb = notebook();
+  std::vector<tinyattn_demo::GradientPoint> points;
+  for (const auto& r : nb.saturation) points.push_back({r.dk, r.scaled, r.unscaled});
+  TA_CHECK(points.size() == 8);
+  const std::string fig = tinyattn_demo::figure_svg(nb.map.tokens, nb.map.weights, points);
+  TA_CHECK(fig.rfind("<?xml", 0) == 0);
+  TA_CHECK(count(fig, "<?xml") == 1);
+  TA_CHECK(count(fig, "<svg ") == 3);  // the figure and its two nested panels
+  TA_CHECK(count(fig, "</svg>") == 3);
+  TA_CHECK(count(fig, "<polyline ") == 2);
+  TA_CHECK(count(fig, "<circle ") == 16);
+  TA_CHECK(fig.find("Self-Attention Map") != std::string::npos);
+  TA_CHECK(fig.find("Softmax Gradient Magnitude vs Key Dimension dk") != std::string::npos);
+  TA_CHECK(fig.find("stroke-dasharray") != std::string::npos);  // the unscaled curve is dashed, as in the notebook
+  // Hover values carry the table's digits.
+  for (const auto& row : demo_expected::kSaturation)
+    TA_CHECK_MSG(fig.find(std::string(": ") + row.unscaled + "</title>") != std::string::npos, "no point for dk %d",
+                 row.dk);
 }

@@ -17,5 +17,5 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
                        FAIL_REGULAR_EXPRESSION "FAIL")
   add_test(NAME tool_demo COMMAND tinyattn_tool demo --no-color --svg ${CMAKE_CURRENT_BINARY_DIR}/attention_map.svg)
   set_tests_properties(tool_demo PROPERTIES LABELS "tool;demo"
-                       PASS_REGULAR_EXPRESSION "heatmap written to .*Within Convex Hull.*Severe Softmax Saturation.*0\\.7136")
+                       PASS_REGULAR_EXPRESSION "written to .*Within Convex Hull.*Severe Softmax Saturation.*0\\.7136")
 endif()

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace tinyattn_demo {
 
@@ -93,7 +95,7 @@ std::string heatmap_svg(const std::vector<std::string>& tokens, const std::vecto
          "\" font-size=\"13\" text-anchor=\"end\" transform=\"rotate(-45 " + num(cx, "%.1f") + " " +
          num(top + grid + 12, "%.0f") + ")\">" + xml_escape(tokens[k]) + "</text>\n";
   }
-  s += "<text x=\"" + num(left + grid / 2, "%.0f") + "\" y=\"" + num(height - 12, "%.0f") +
+  s += "<text x=\"" + num(left + grid / 2, "%.0f") + "\" y=\"" + num(top + grid + 80, "%.0f") +
        "\" font-size=\"13\" text-anchor=\"middle\">Key Token</text>\n";
   s += "<text x=\"20\" y=\"" + num(top + grid / 2, "%.0f") + "\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 20 " +
        num(top + grid / 2, "%.0f") + ")\">Query Token</text>\n";
@@ -114,6 +116,101 @@ std::string heatmap_svg(const std::vector<std::string>& tokens, const std::vecto
   }
   s += "<text x=\"" + num(bx + bar_w / 2, "%.0f") + "\" y=\"" + num(top - 10, "%.0f") +
        "\" font-size=\"12\" text-anchor=\"middle\">Attention Weight</text>\n";
+  s += "</svg>\n";
+  return s;
+}
+
+std::string gradient_svg(const std::vector<GradientPoint>& points, const std::string& title) {
+  const double left = 80, right = 30, top = 70, plot_w = 440, plot_h = 440, bottom = 130;
+  const double width = left + plot_w + right, height = top + plot_h + bottom;
+  const double y_max = 0.12;
+  const double x_lo = points.empty() ? 1.0 : std::log2(static_cast<double>(points.front().dk));
+  const double x_hi = points.empty() ? 2.0 : std::log2(static_cast<double>(points.back().dk));
+  auto px = [&](int dk) {
+    const double span = x_hi > x_lo ? x_hi - x_lo : 1.0;
+    return left + 20 + (plot_w - 40) * (std::log2(static_cast<double>(dk)) - x_lo) / span;
+  };
+  auto py = [&](double v) { return top + plot_h * (1.0 - std::min(v, y_max) / y_max); };
+
+  std::string s;
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width, "%.0f") + "\" height=\"" +
+       num(height, "%.0f") + "\" viewBox=\"0 0 " + num(width, "%.0f") + " " + num(height, "%.0f") +
+       "\" font-family=\"Helvetica, Arial, sans-serif\">\n";
+  s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s += "<text x=\"" + num(width / 2, "%.0f") + "\" y=\"30\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\">" +
+       xml_escape(title) + "</text>\n";
+  // Grid and y ticks every 0.02.
+  for (int k = 0; k <= 6; ++k) {
+    const double v = 0.02 * k, y = py(v);
+    s += "<line x1=\"" + num(left, "%.0f") + "\" y1=\"" + num(y, "%.1f") + "\" x2=\"" + num(left + plot_w, "%.0f") +
+         "\" y2=\"" + num(y, "%.1f") + "\" stroke=\"#e5e7eb\"/>\n";
+    s += "<text x=\"" + num(left - 8, "%.0f") + "\" y=\"" + num(y + 4, "%.1f") + "\" font-size=\"11\" text-anchor=\"end\">" +
+         num(v) + "</text>\n";
+  }
+  for (const GradientPoint& p : points) {
+    const double x = px(p.dk);
+    s += "<line x1=\"" + num(x, "%.1f") + "\" y1=\"" + num(top, "%.0f") + "\" x2=\"" + num(x, "%.1f") + "\" y2=\"" +
+         num(top + plot_h, "%.0f") + "\" stroke=\"#f3f4f6\"/>\n";
+    s += "<text x=\"" + num(x, "%.1f") + "\" y=\"" + num(top + plot_h + 18, "%.0f") +
+         "\" font-size=\"11\" text-anchor=\"middle\">" + std::to_string(p.dk) + "</text>\n";
+  }
+  s += "<rect x=\"" + num(left, "%.0f") + "\" y=\"" + num(top, "%.0f") + "\" width=\"" + num(plot_w, "%.0f") +
+       "\" height=\"" + num(plot_h, "%.0f") + "\" fill=\"none\" stroke=\"#9ca3af\"/>\n";
+  // The two curves with markers (and the value on hover).
+  struct Series {
+    bool scaled;
+    const char* colour;
+    const char* dash;
+    const char* name;
+  };
+  const Series series[] = {{true, "#1D4ED8", "", "Scaled Attention (1/sqrt(dk))"},
+                           {false, "#DC2626", " stroke-dasharray=\"8 5\"", "Unscaled Attention (Vanishing Gradient)"}};
+  for (const Series& c : series) {
+    std::string pts;
+    for (const GradientPoint& p : points)
+      pts += num(px(p.dk), "%.1f") + "," + num(py(c.scaled ? p.scaled : p.unscaled), "%.1f") + " ";
+    s += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + c.colour + "\" stroke-width=\"2.5\"" + c.dash +
+         "/>\n";
+    for (const GradientPoint& p : points) {
+      const double v = c.scaled ? p.scaled : p.unscaled;
+      s += "<circle cx=\"" + num(px(p.dk), "%.1f") + "\" cy=\"" + num(py(v), "%.1f") + "\" r=\"4\" fill=\"" + c.colour +
+           "\"><title>dk " + std::to_string(p.dk) + ": " + num(v, "%.5f") + "</title></circle>\n";
+    }
+  }
+  s += "<text x=\"" + num(left + plot_w / 2, "%.0f") + "\" y=\"" + num(top + plot_h + 42, "%.0f") +
+       "\" font-size=\"13\" text-anchor=\"middle\">Key Projection Dimension dk (log scale)</text>\n";
+  s += "<text x=\"20\" y=\"" + num(top + plot_h / 2, "%.0f") +
+       "\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 20 " + num(top + plot_h / 2, "%.0f") +
+       ")\">Mean Softmax Gradient E[p(1-p)]</text>\n";
+  for (size_t k = 0; k < 2; ++k) {
+    const double y = top + plot_h + 72 + 22 * k;
+    s += "<line x1=\"" + num(left + 20, "%.0f") + "\" y1=\"" + num(y, "%.0f") + "\" x2=\"" + num(left + 60, "%.0f") +
+         "\" y2=\"" + num(y, "%.0f") + "\" stroke=\"" + series[k].colour + "\" stroke-width=\"2.5\"" + series[k].dash + "/>\n";
+    s += "<text x=\"" + num(left + 70, "%.0f") + "\" y=\"" + num(y + 4, "%.0f") + "\" font-size=\"12\">" +
+         xml_escape(series[k].name) + "</text>\n";
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string figure_svg(const std::vector<std::string>& tokens, const std::vector<float>& weights,
+                       const std::vector<GradientPoint>& points) {
+  std::string map = heatmap_svg(tokens, weights, "Self-Attention Map A = Softmax(QK^T / sqrt(dk))");
+  map = map.substr(map.find("<svg"));  // nest without the XML declaration
+  const std::string chart = gradient_svg(points, "Softmax Gradient Magnitude vs Key Dimension dk");
+  auto attr = [](const std::string& svg, const char* name) {
+    const size_t p = svg.find(std::string(" ") + name + "=\"") + std::strlen(name) + 3;
+    return std::atof(svg.c_str() + p);
+  };
+  const double w1 = attr(map, "width"), h1 = attr(map, "height");
+  const double w2 = attr(chart, "width"), h2 = attr(chart, "height");
+  const double w = w1 + w2, h = std::max(h1, h2);
+  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(w, "%.0f") + "\" height=\"" + num(h, "%.0f") +
+       "\" viewBox=\"0 0 " + num(w, "%.0f") + " " + num(h, "%.0f") + "\">\n";
+  s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s += "<svg x=\"0\" y=\"0\"" + map.substr(4);
+  s += "<svg x=\"" + num(w1, "%.0f") + "\" y=\"0\"" + chart.substr(4);
   s += "</svg>\n";
   return s;
 }

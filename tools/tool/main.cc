@@ -319,14 +319,16 @@ int cmd_demo(int argc, char** argv) {
   const tinyattn_demo::Notebook nb = tinyattn_demo::run_notebook();
   if (!nb.ok) return fail("demo: " + nb.error);
   const std::string title = "Self-Attention Map A = Softmax(QK^T / sqrt(dk))";
-  const std::string picture = tinyattn_demo::heatmap_svg(nb.map.tokens, nb.map.weights, title);
+  std::vector<tinyattn_demo::GradientPoint> points;
+  for (const tinyattn_demo::SaturationRow& r : nb.saturation) points.push_back({r.dk, r.scaled, r.unscaled});
+  const std::string picture = tinyattn_demo::figure_svg(nb.map.tokens, nb.map.weights, points);
   std::FILE* f = std::fopen(svg.c_str(), "wb");
   if (!f || std::fwrite(picture.data(), 1, picture.size(), f) != picture.size() || std::fclose(f) != 0)
     return fail(svg + ": cannot write the heatmap");
   std::printf("%s: \"The animal didn't cross the street because it was too tired\"\n", title.c_str());
   std::printf("(rows: queries, columns: keys; synthetic embeddings of the seed notebook, seed 1337)\n\n");
   std::fputs(tinyattn_demo::heatmap_terminal(nb.map.tokens, nb.map.weights, color).c_str(), stdout);
-  std::printf("heatmap written to %s\n\n", svg.c_str());
+  std::printf("heatmap and gradient panel written to %s\n\n", svg.c_str());
   std::fputs(tinyattn_demo::render(nb.properties).c_str(), stdout);
   std::printf("\n");
   std::fputs(tinyattn_demo::render(nb.saturation_table).c_str(), stdout);
