@@ -1,33 +1,28 @@
-# A Python with NumPy, for the committed generators' --check tests
-# (tools/gen/*.py). Debian's /usr/bin/python3 comes first: a python3 earlier
-# on PATH may lack NumPy. Without one, the checks are simply not registered.
+# A Python 3 with NumPy (TINYATTN_NUMPY_PYTHON, the same cache variable
+# tests/vectors uses), for the committed generators' --check tests and the
+# tool tests. Debian's /usr/bin/python3 first: a python3 earlier on PATH may
+# lack NumPy. Without one, those tests are not registered.
 include_guard(GLOBAL)
 
-if(NOT DEFINED TINYATTN_PYTHON)
-  find_program(_tinyattn_py NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-  if(NOT _tinyattn_py)
-    find_program(_tinyattn_py NAMES python3)
-  endif()
-  set(_numpy_ok OFF)
-  if(_tinyattn_py)
-    execute_process(COMMAND ${_tinyattn_py} -c "import numpy" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT TINYATTN_NUMPY_PYTHON)
+  find_program(_tinyattn_sys_python python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(_tinyattn_path_python python3)
+  foreach(_py IN ITEMS ${_tinyattn_sys_python} ${_tinyattn_path_python})
+    execute_process(COMMAND ${_py} -c "import numpy" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
     if(_rc EQUAL 0)
-      set(_numpy_ok ON)
+      set(TINYATTN_NUMPY_PYTHON "${_py}" CACHE FILEPATH "Python 3 with NumPy, for the test-data generators" FORCE)
+      break()
     endif()
-  endif()
-  if(_numpy_ok)
-    set(TINYATTN_PYTHON "${_tinyattn_py}" CACHE FILEPATH "Python 3 with NumPy for the generators")
-  else()
-    set(TINYATTN_PYTHON "" CACHE FILEPATH "Python 3 with NumPy for the generators")
-  endif()
+  endforeach()
 endif()
 
-# tinyattn_add_generator_check(<test name> <generator relative to the source root> [LABELS ...])
+# tinyattn_add_generator_check(<test name> <generator, relative to the source root> [LABELS ...])
 function(tinyattn_add_generator_check name script)
   cmake_parse_arguments(G "" "" "LABELS" ${ARGN})
-  if(NOT TINYATTN_PYTHON)
+  if(NOT TINYATTN_NUMPY_PYTHON)
+    message(STATUS "tinyattn: no python3 with NumPy found; ${name} not registered (apt install python3-numpy)")
     return()
   endif()
-  add_test(NAME ${name} COMMAND ${TINYATTN_PYTHON} ${PROJECT_SOURCE_DIR}/${script} --check)
+  add_test(NAME ${name} COMMAND ${TINYATTN_NUMPY_PYTHON} ${PROJECT_SOURCE_DIR}/${script} --check)
   set_tests_properties(${name} PROPERTIES LABELS "generator;${G_LABELS}")
 endfunction()

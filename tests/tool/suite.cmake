@@ -3,10 +3,10 @@
 # arguments, and the selftest / demo commands. Host builds with the tools only.
 include(TinyattnPython)
 if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
-  if(TINYATTN_PYTHON)
+  if(TINYATTN_NUMPY_PYTHON)
     foreach(mode run malformed)
       add_test(NAME tool_${mode}
-               COMMAND ${TINYATTN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/tool_cases.py $<TARGET_FILE:tinyattn_tool>
+               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/tool_cases.py $<TARGET_FILE:tinyattn_tool>
                        ${CMAKE_CURRENT_BINARY_DIR}/tool_cases ${mode})
       set_tests_properties(tool_${mode} PROPERTIES LABELS "tool")
     endforeach()
