@@ -630,7 +630,10 @@ void decode_inputs(const SelftestVectors& v) {
   for (size_t i = 0; i < sd::kN; ++i)
     for (size_t j = 0; j < sd::kM; ++j) {
       const size_t x = i * sd::kM + j;
-      g.bias[x] = v.bias[x] == sd::kBiasNegInf ? -kInf : v.bias[x] * sd::kBiasScale;
+      // Convert first, then overwrite: GCC 12 for Cortex-M55 otherwise emits a
+      // conditional vcvt inside an IT block, which its assembler rejects.
+      g.bias[x] = static_cast<float>(v.bias[x]) * sd::kBiasScale;
+      if (v.bias[x] == sd::kBiasNegInf) g.bias[x] = -kInf;
       g.keep[x] = (v.keep_bits[i * kRowBytes + j / 8] >> (j % 8)) & 1u;
     }
 }
