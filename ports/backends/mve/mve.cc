@@ -1,7 +1,9 @@
 // The Helium (MVE) port for Cortex-M55: four fp32 lanes per 128-bit vector.
 // Tails use tail predication (vctp32q with zeroing loads and predicated
-// stores) instead of scalar loops, so every length costs whole vectors and no
-// element outside the given ranges is touched. The exp is exp_poly
+// stores) instead of scalar loops, so no element outside the given ranges is
+// touched; the hot loops run unpredicated over whole vectors and finish with
+// one predicated step, which GCC 12 compiles to fewer instructions than a
+// predicated loop. The exp is exp_poly
 // (tinyattn/exp.h) step by step with the same coefficients, fused
 // multiply-adds where the algorithm multiplies and adds.
 #include "mve.h"
@@ -56,6 +58,8 @@ inline float32x4_t exp4(float32x4_t x) {
 }
 
 void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+  const size_t full = dk / kLanes * kLanes;
+  const mve_pred16_t tail_p = tail(dk, full);  // used only when dk is not a multiple of 4
   size_t j = 0;
   // Four keys per pass: each q vector is loaded once for four dot products.
   for (; j + 4 <= count; j += 4) {
@@ -64,26 +68,34 @@ void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk,
     const float* k2 = k1 + ldk;
     const float* k3 = k2 + ldk;
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t c = 0; c < dk; c += kLanes) {
-      const mve_pred16_t p = tail(dk, c);
-      const float32x4_t qv = vld1q_z_f32(q + c, p);  // inactive lanes 0: they add 0
-      a0 = vfmaq_f32(a0, qv, vld1q_z_f32(k0 + c, p));
-      a1 = vfmaq_f32(a1, qv, vld1q_z_f32(k1 + c, p));
-      a2 = vfmaq_f32(a2, qv, vld1q_z_f32(k2 + c, p));
-      a3 = vfmaq_f32(a3, qv, vld1q_z_f32(k3 + c, p));
+    for (size_t c = 0; c < full; c += kLanes) {
+      const float32x4_t qv = vld1q_f32(q + c);
+      a0 = vfmaq_f32(a0, qv, vld1q_f32(k0 + c));
+      a1 = vfmaq_f32(a1, qv, vld1q_f32(k1 + c));
+      a2 = vfmaq_f32(a2, qv, vld1q_f32(k2 + c));
+      a3 = vfmaq_f32(a3, qv, vld1q_f32(k3 + c));
     }
-    s[j] = scale * sum_lanes(a0);
-    s[j + 1] = scale * sum_lanes(a1);
-    s[j + 2] = scale * sum_lanes(a2);
-    s[j + 3] = scale * sum_lanes(a3);
+    if (full < dk) {
+      const float32x4_t qv = vld1q_z_f32(q + full, tail_p);  // inactive lanes 0: they add 0
+      a0 = vfmaq_f32(a0, qv, vld1q_z_f32(k0 + full, tail_p));
+      a1 = vfmaq_f32(a1, qv, vld1q_z_f32(k1 + full, tail_p));
+      a2 = vfmaq_f32(a2, qv, vld1q_z_f32(k2 + full, tail_p));
+      a3 = vfmaq_f32(a3, qv, vld1q_z_f32(k3 + full, tail_p));
+    }
+    // Transpose through memory (VST4 interleaves the four accumulators), so
+    // four vector adds leave key j+i's dot product in lane i.
+    alignas(16) float lanes[16];
+    const float32x4x4_t acc{{a0, a1, a2, a3}};
+    vst4q_f32(lanes, acc);
+    const float32x4_t dots = vaddq_f32(vaddq_f32(vld1q_f32(lanes), vld1q_f32(lanes + 4)),
+                                       vaddq_f32(vld1q_f32(lanes + 8), vld1q_f32(lanes + 12)));
+    vst1q_f32(s + j, vmulq_n_f32(dots, scale));
   }
   for (; j < count; ++j) {
     const float* kj = k + j * ldk;
     float32x4_t a = vdupq_n_f32(0.0f);
-    for (size_t c = 0; c < dk; c += kLanes) {
-      const mve_pred16_t p = tail(dk, c);
-      a = vfmaq_f32(a, vld1q_z_f32(q + c, p), vld1q_z_f32(kj + c, p));
-    }
+    for (size_t c = 0; c < full; c += kLanes) a = vfmaq_f32(a, vld1q_f32(q + c), vld1q_f32(kj + c));
+    if (full < dk) a = vfmaq_f32(a, vld1q_z_f32(q + full, tail_p), vld1q_z_f32(kj + full, tail_p));
     s[j] = scale * sum_lanes(a);
   }
 }
@@ -92,21 +104,33 @@ float row_max(const float* x, size_t n) {
   // VMAXNM ignores NaN, so NaN lanes are tracked separately and win.
   float32x4_t m = vdupq_n_f32(x[0]);
   mve_pred16_t nan_lanes = 0;
-  for (size_t j = 0; j < n; j += kLanes) {
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const float32x4_t v = vld1q_f32(x + j);
+    m = vmaxnmq_f32(m, v);
+    nan_lanes |= vcmpneq_f32(v, v);
+  }
+  if (j < n) {
     const mve_pred16_t p = tail(n, j);
     const float32x4_t v = vld1q_z_f32(x + j, p);
     m = vmaxnmq_m_f32(m, m, v, p);
     nan_lanes |= vcmpneq_m_f32(v, v, p);
   }
   if (nan_lanes)
-    for (size_t j = 0; j < n; ++j)
+    for (j = 0; j < n; ++j)
       if (x[j] != x[j]) return x[j];
   return vmaxnmvq_f32(x[0], m);
 }
 
 float exp_shift_sum(float* x, size_t n, float shift) {
   float32x4_t sum = vdupq_n_f32(0.0f);
-  for (size_t j = 0; j < n; j += kLanes) {
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const float32x4_t e = exp4(vsubq_n_f32(vld1q_f32(x + j), shift));
+    vst1q_f32(x + j, e);
+    sum = vaddq_f32(sum, e);
+  }
+  if (j < n) {
     const mve_pred16_t p = tail(n, j);
     const float32x4_t e = exp4(vsubq_n_f32(vld1q_z_f32(x + j, p), shift));
     vst1q_p_f32(x + j, e, p);
