@@ -72,7 +72,7 @@ struct Row {
 // GFLOP/s against shape, one polyline per implementation.
 std::string svg_plot(const std::vector<std::string>& impls, const std::vector<std::vector<double>>& gflops,
                      double peak, const std::string& caption) {
-  const double w = 760, h = 440, left = 70, right = 220, top = 50, bottom = 60;
+  const double w = 960, h = 460, left = 70, right = 250, top = 50, bottom = 60;
   const double pw = w - left - right, ph = h - top - bottom;
   const size_t ns = sizeof kShapes / sizeof kShapes[0];
   double ymax = peak;
@@ -94,7 +94,7 @@ std::string svg_plot(const std::vector<std::string>& impls, const std::vector<st
       << static_cast<int>(std::lround(g)) << "</text>\n";
   }
   o << "<line x1='" << left << "' x2='" << left + pw << "' y1='" << y_at(peak) << "' y2='" << y_at(peak)
-    << "' stroke='black' stroke-dasharray='4,3'/><text x='" << left + pw + 6 << "' y='" << y_at(peak) + 4
+    << "' stroke='black' stroke-dasharray='4,3'/><text x='" << left + 6 << "' y='" << y_at(peak) - 5
     << "'>FMA peak " << static_cast<int>(std::lround(peak)) << "</text>\n";
   for (size_t i = 0; i < ns; ++i)
     o << "<text x='" << x_at(i) << "' y='" << top + ph + 20 << "' text-anchor='middle' font-size='11'>"
@@ -108,7 +108,7 @@ std::string svg_plot(const std::vector<std::string>& impls, const std::vector<st
     o << "'/>\n";
     for (size_t i = 0; i < gflops[s].size(); ++i)
       o << "<circle cx='" << x_at(i) << "' cy='" << y_at(gflops[s][i]) << "' r='3' fill='" << c << "'/>\n";
-    const double ly = top + 20.0 * static_cast<double>(s) + 30;
+    const double ly = top + 20.0 * static_cast<double>(s) + 40;
     o << "<line x1='" << left + pw + 10 << "' x2='" << left + pw + 30 << "' y1='" << ly << "' y2='" << ly
       << "' stroke='" << c << "' stroke-width='2'/><text x='" << left + pw + 36 << "' y='" << ly + 4 << "'>"
       << impls[s] << "</text>\n";
