@@ -58,3 +58,22 @@ table="$OUT/insns.md"
   done
 } >"$table"
 cat "$table"
+
+# Where the instructions go: per-function attribution of the (32,32,32,32)
+# forward on each board and port, written next to the table.
+profile() {
+  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  elf="$OUT/forward_insns_$1.elf"
+  for run in 1 0; do
+    timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+      -semihosting-config enable=on,target=native \
+      -plugin "$OUT/libinsncount.so,outfile=$OUT/count.txt,profile=$OUT/profile$run.txt" \
+      -kernel "$elf" -append "32 $2 $run" >"$OUT/run.log" 2>&1
+  done
+  /usr/bin/python3 "$ROOT/bench/qemu/attribute.py" "$elf" "$OUT/profile1.txt" "$OUT/profile0.txt" \
+    >"$OUT/profile_$1_$2_32.txt"
+}
+profile m4 scalar
+profile m55 scalar
+profile m55 mve
+echo "per-function profiles: $OUT/profile_*_32.txt"
