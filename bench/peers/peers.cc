@@ -88,14 +88,14 @@ class EigenPeer : public Forward {
 
 class Tinyattn : public Forward {
  public:
-  Tinyattn(const Problem& p, tinyattn::Port port)
-      : p_(p), dims_{p.n, p.m, p.dk, p.dv, 1, 1}, ws_(tinyattn::forward_workspace_bytes(dims_)) {
+  Tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask)
+      : p_(p), dims_{p.n, p.m, p.dk, p.dv, 1, 1}, ws_(tinyattn::forward_workspace_bytes(dims_)), mask_(mask) {
     y_.resize(p.n * p.dv);
     options_.port = port;
   }
   void run() override {
     const tinyattn::ForwardIo io{p_.q.data(), p_.k.data(), p_.v.data(), y_.data(), nullptr, nullptr};
-    status_ = tinyattn::forward(dims_, io, {ws_.data(), ws_.size()}, {}, options_);
+    status_ = tinyattn::forward(dims_, io, {ws_.data(), ws_.size()}, mask_, options_);
   }
   tinyattn::Status status() const { return status_; }
 
@@ -103,6 +103,7 @@ class Tinyattn : public Forward {
   const Problem& p_;
   tinyattn::Dims dims_;
   std::vector<unsigned char> ws_;
+  tinyattn::Mask mask_;
   tinyattn::Options options_;
   tinyattn::Status status_ = tinyattn::Status::kOk;
 };
@@ -112,9 +113,9 @@ class Tinyattn : public Forward {
 std::unique_ptr<Forward> make_triple_loop(const Problem& p) { return std::make_unique<TripleLoop>(p); }
 std::unique_ptr<Forward> make_eigen(const Problem& p) { return std::make_unique<EigenPeer>(p); }
 
-std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port) {
+std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask) {
   if (!tinyattn::kernels_f32(port)) return nullptr;
-  auto t = std::make_unique<Tinyattn>(p, port);
+  auto t = std::make_unique<Tinyattn>(p, port, mask);
   t->run();
   if (t->status() != tinyattn::Status::kOk) return nullptr;
   return t;

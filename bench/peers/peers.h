@@ -9,6 +9,7 @@
 
 #include "timing.h"
 #include "tinyattn/kernels.h"
+#include "tinyattn/mask.h"
 
 namespace bench {
 
@@ -33,7 +34,8 @@ class Forward {
 std::unique_ptr<Forward> make_triple_loop(const Problem& p);
 std::unique_ptr<Forward> make_eigen(const Problem& p);
 std::unique_ptr<Forward> make_onednn(const Problem& p);  // holds oneDNN to AVX2
-std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port);  // null if not built
+// null if the port is not built
+std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {});
 
 // fp32 FMA peak of one core with AVX2, GFLOP/s.
 double fma_peak_gflops(const TimingConfig& cfg);

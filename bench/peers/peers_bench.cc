@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "peers.h"
+#include "tinyattn/attention.h"
 
 namespace {
 
@@ -225,7 +226,8 @@ int main(int argc, char** argv) {
 
   // Decode (N = 1) and prefill (N = 64): time per key as M grows.
   std::ostringstream sc;
-  sc << "\n### Time per key as M grows (Dk = Dv = 64, no weights output), ns per query row and key\n\n";
+  sc << "\n### Time per key as M grows (Dk = Dv = 64, no weights output; M > " << tinyattn::kKeyTile
+     << " takes the tiled online softmax), ns per query row and key\n\n";
   sc << "| M";
   for (const tinyattn::KernelsF32* k : kernels) sc << " | " << k->port << " N=1 | " << k->port << " N=64";
   sc << " |\n|---:";
@@ -248,6 +250,50 @@ int main(int argc, char** argv) {
   }
   std::fputs(sc.str().c_str(), stdout);
   md << sc.str();
+
+  // Masks: time relative to the unmasked forward, against the share of
+  // (query, key) pairs the mask keeps.
+  std::ostringstream mk;
+  const Shape ms{256, 256, 64, 64};
+  mk << "\n### Masks at " << shape_name(ms) << ": time relative to unmasked, against the share of keys kept\n\n"
+     << "| mask | keys kept";
+  for (const tinyattn::KernelsF32* k : kernels) mk << " | " << k->port << " time ratio";
+  mk << " |\n|---|---:";
+  for (size_t i = 0; i < kernels.size(); ++i) mk << "|---:";
+  mk << "|\n";
+  struct NamedMask {
+    const char* name;
+    tinyattn::Mask mask;
+  };
+  const NamedMask masks[] = {
+      {"none", tinyattn::Mask::none()},
+      {"causal, top-left", tinyattn::Mask::causal_top_left()},
+      {"causal, bottom-right", tinyattn::Mask::causal_bottom_right()},
+      {"sliding window 32 back", tinyattn::Mask::sliding_window(32, 0, tinyattn::Align::kTopLeft)},
+      {"key padding, half the keys", tinyattn::Mask::key_padding(ms.m / 2)},
+  };
+  Problem mprob(ms.n, ms.m, ms.dk, ms.dv);
+  std::vector<double> unmasked;
+  for (const NamedMask& nm : masks) {
+    size_t kept = 0;
+    for (size_t i = 0; i < ms.n; ++i) kept += tinyattn::key_range(nm.mask, i, ms.n, ms.m).size();
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "| %s | %.3f", nm.name, static_cast<double>(kept) / static_cast<double>(ms.n * ms.m));
+    mk << cell;
+    size_t col = 0;
+    for (tinyattn::Port p : kPorts) {
+      if (!tinyattn::kernels_f32(p)) continue;
+      auto run = make_tinyattn(mprob, p, nm.mask);
+      const double t = median_seconds([&] { run->run(); }, cfg);
+      if (unmasked.size() <= col) unmasked.push_back(t);
+      std::snprintf(cell, sizeof cell, " | %.3f", t / unmasked[col]);
+      mk << cell;
+      ++col;
+    }
+    mk << " |\n";
+  }
+  std::fputs(mk.str().c_str(), stdout);
+  md << mk.str();
 
   const std::string md_path = out_dir + "/peers.md", svg_path = out_dir + "/forward_gflops.svg";
   std::ofstream(md_path) << md.str();
