@@ -68,19 +68,27 @@ void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk,
     const float* k2 = k1 + ldk;
     const float* k3 = k2 + ldk;
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t c = 0; c < full; c += kLanes) {
-      const float32x4_t qv = vld1q_f32(q + c);
-      a0 = vfmaq_f32(a0, qv, vld1q_f32(k0 + c));
-      a1 = vfmaq_f32(a1, qv, vld1q_f32(k1 + c));
-      a2 = vfmaq_f32(a2, qv, vld1q_f32(k2 + c));
-      a3 = vfmaq_f32(a3, qv, vld1q_f32(k3 + c));
+    const float* qc = q;
+    // Pointers step with the loop (post-increment loads); fewer live
+    // registers than base + index, so nothing spills.
+    for (size_t v = full / kLanes; v > 0; --v) {
+      const float32x4_t qv = vld1q_f32(qc);
+      qc += kLanes;
+      a0 = vfmaq_f32(a0, qv, vld1q_f32(k0));
+      k0 += kLanes;
+      a1 = vfmaq_f32(a1, qv, vld1q_f32(k1));
+      k1 += kLanes;
+      a2 = vfmaq_f32(a2, qv, vld1q_f32(k2));
+      k2 += kLanes;
+      a3 = vfmaq_f32(a3, qv, vld1q_f32(k3));
+      k3 += kLanes;
     }
     if (full < dk) {
-      const float32x4_t qv = vld1q_z_f32(q + full, tail_p);  // inactive lanes 0: they add 0
-      a0 = vfmaq_f32(a0, qv, vld1q_z_f32(k0 + full, tail_p));
-      a1 = vfmaq_f32(a1, qv, vld1q_z_f32(k1 + full, tail_p));
-      a2 = vfmaq_f32(a2, qv, vld1q_z_f32(k2 + full, tail_p));
-      a3 = vfmaq_f32(a3, qv, vld1q_z_f32(k3 + full, tail_p));
+      const float32x4_t qv = vld1q_z_f32(qc, tail_p);  // inactive lanes 0: they add 0
+      a0 = vfmaq_f32(a0, qv, vld1q_z_f32(k0, tail_p));
+      a1 = vfmaq_f32(a1, qv, vld1q_z_f32(k1, tail_p));
+      a2 = vfmaq_f32(a2, qv, vld1q_z_f32(k2, tail_p));
+      a3 = vfmaq_f32(a3, qv, vld1q_z_f32(k3, tail_p));
     }
     // Transpose through memory (VST4 interleaves the four accumulators), so
     // four vector adds leave key j+i's dot product in lane i.
