@@ -1,0 +1,27 @@
+#!/bin/sh
+# Builds one bench program for a QEMU Cortex-M board, straight with
+# arm-none-eabi-g++ (the bench links its own small start-up, not the test
+# harness). Sourced by count.sh and size.sh.
+#   board_build BOARD OPT OUT_ELF PROGRAM.cc [extra compiler flags...]
+#   BOARD: m4 (mps2-an386, Cortex-M4F, scalar) | m55 (mps3-an547, Cortex-M55, scalar + mve)
+board_build() {
+  board=$1 opt=$2 out=$3 prog=$4
+  shift 4
+  case $board in
+    m4) cpu="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard" mve=0 ;;
+    m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" mve=1 ;;
+    *) echo "unknown board $board" >&2; return 2 ;;
+  esac
+  srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/backends/scalar/scalar.cc"
+  [ "$mve" = 1 ] && srcs="$srcs $ROOT/ports/backends/mve/mve.cc"
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu $opt -Wall -Wextra -Werror -c "$ROOT/bench/board/startup.c" -o "$out.startup.o"
+  # shellcheck disable=SC2086
+  arm-none-eabi-g++ $cpu $opt -std=c++17 -fno-exceptions -fno-rtti -ffunction-sections -fdata-sections \
+    -Wall -Wextra -Werror -Wno-psabi \
+    -DTINYATTN_HAVE_HIGHWAY=0 -DTINYATTN_HAVE_XSIMD=0 -DTINYATTN_HAVE_MVE=$mve -DTINYATTN_DEFAULT_PORT=kScalar \
+    -I"$ROOT/lib/include" -I"$ROOT/ports" "$@" \
+    $srcs "$prog" "$out.startup.o" \
+    --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \
+    -L"$ROOT/bench/board" -T"$ROOT/bench/board/$board.ld" -lm -o "$out"
+}

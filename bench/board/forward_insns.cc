@@ -1,0 +1,80 @@
+// One fp32 forward pass on a board, for instruction counting under QEMU
+// (bench/board/count.sh). The program always prepares the same inputs and
+// prints the same checksum line; with run=0 it skips the forward call, so
+// insns(run=1) - insns(run=0) is the cost of the call alone.
+//
+//   forward_insns <shape: 16|32> <port: scalar|mve> <run: 0|1>
+//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32)
+#include <cstdint>
+#include <cstring>
+
+#include "tinyattn/tinyattn.h"
+
+extern "C" void board_write(const char* text);
+
+namespace {
+
+using Small = tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>>;
+using Large = tinyattn::Attention<tinyattn::Shape<32, 32, 32, 32>>;
+
+Small small;
+Large large;
+Large::Q q;
+Large::K k;
+Large::V v;
+Large::Y y;
+
+// Inputs in [-1, 1) from a fixed linear congruential sequence.
+void fill(float* x, size_t n, uint32_t seed) {
+  for (size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
+  }
+}
+
+void write_hex(const char* label, uint32_t value) {
+  char line[32];
+  std::strcpy(line, label);
+  char* p = line + std::strlen(line);
+  for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(value >> shift) & 0xF];
+  *p++ = '\n';
+  *p = '\0';
+  board_write(line);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // argv[0] is the image path (QEMU's semihosting command line)
+  if (argc < 4) {
+    board_write("usage: forward_insns 16|32 scalar|mve 0|1\n");
+    return 2;
+  }
+  const bool is_small = std::strcmp(argv[1], "16") == 0;
+  tinyattn::Options options;
+  options.port = std::strcmp(argv[2], "mve") == 0 ? tinyattn::Port::kMve : tinyattn::Port::kScalar;
+  const bool run = argv[3][0] == '1';
+
+  fill(q.data(), q.size(), 1);
+  fill(k.data(), k.size(), 2);
+  fill(v.data(), v.size(), 3);
+  std::memset(y.data(), 0, sizeof y);
+
+  tinyattn::Status status = tinyattn::Status::kOk;
+  if (run) {
+    if (is_small) {
+      // The small shape reads the leading parts of the same buffers.
+      status = small.run({q.data(), k.data(), v.data(), y.data(), nullptr, nullptr}, {}, options);
+    } else {
+      status = large(q, k, v, y, {}, nullptr, options);
+    }
+  }
+  uint32_t sum = 0;
+  for (float f : y) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    sum = (sum << 1 | sum >> 31) ^ bits;
+  }
+  write_hex("checksum ", sum);
+  return status == tinyattn::Status::kOk ? 0 : 1;
+}

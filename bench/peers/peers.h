@@ -1,0 +1,49 @@
+// Forward attention implementations the bench compares, all computing
+//   Y = softmax(scale * Q K^T) V   (fp32, row-major Q[N][Dk] K[M][Dk] V[M][Dv])
+// for one fixed shape; construction does everything that can be done once.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "timing.h"
+#include "tinyattn/kernels.h"
+#include "tinyattn/mask.h"
+
+namespace bench {
+
+struct Problem {
+  size_t n, m, dk, dv;
+  float scale;
+  std::vector<float> q, k, v;
+  Problem(size_t n_, size_t m_, size_t dk_, size_t dv_);
+  double flops() const { return 2.0 * n * m * (dk + dv); }
+};
+
+class Forward {
+ public:
+  virtual ~Forward() = default;
+  virtual void run() = 0;
+  const std::vector<float>& y() const { return y_; }
+
+ protected:
+  std::vector<float> y_;
+};
+
+std::unique_ptr<Forward> make_triple_loop(const Problem& p);
+std::unique_ptr<Forward> make_eigen(const Problem& p);
+std::unique_ptr<Forward> make_onednn(const Problem& p);  // holds oneDNN to AVX2
+// null if the port is not built
+std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {});
+
+// fp32 FMA peak of one core with AVX2, GFLOP/s.
+double fma_peak_gflops(const TimingConfig& cfg);
+
+// One softmax row in place with glibc's vectorized expf (libmvec): the
+// reference point the issue states the softmax goal against.
+void softmax_row_libmvec(float* x, size_t n);
+// The same with tinyattn's kernels of one port.
+void softmax_row_tinyattn(const tinyattn::KernelsF32& k, float* x, size_t n);
+
+}  // namespace bench

@@ -1,0 +1,303 @@
+// The host bench: tinyattn against its peers on one pinned core.
+//
+//   peers_bench [--quick] [--out DIR]
+//
+// Prints markdown tables and writes them to DIR/peers.md with an SVG plot of
+// GFLOP/s against shape (DIR/forward_gflops.svg). FLOPs count as
+// 2*N*M*Dk + 2*N*M*Dv; every time is the median over repetitions; ratios are
+// computed within this one run. Nothing here asserts a time.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "peers.h"
+#include "tinyattn/attention.h"
+
+namespace {
+
+using namespace bench;
+
+struct Shape {
+  size_t n, m, dk, dv;
+};
+const Shape kShapes[] = {{8, 8, 16, 16},     {16, 16, 32, 32},   {64, 64, 64, 64},
+                         {128, 128, 64, 64}, {256, 256, 64, 64}, {512, 512, 128, 128}};
+
+const tinyattn::Port kPorts[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
+                                 tinyattn::Port::kMve};
+
+std::string machine_line() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string today() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+std::string shape_name(const Shape& s) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "(%zu,%zu,%zu,%zu)", s.n, s.m, s.dk, s.dv);
+  return buf;
+}
+
+std::string port_label(tinyattn::Port p) {
+  const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p);
+  return std::string("tinyattn/") + k->port + " (" + k->simd_target() + ")";
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(double(a[i]) - double(b[i])));
+  return worst;
+}
+
+struct Row {
+  std::string impl;
+  double seconds;
+  double gflops;
+  bool peer;
+};
+
+// GFLOP/s against shape, one polyline per implementation.
+std::string svg_plot(const std::vector<std::string>& impls, const std::vector<std::vector<double>>& gflops,
+                     double peak, const std::string& caption) {
+  const double w = 960, h = 460, left = 70, right = 250, top = 50, bottom = 60;
+  const double pw = w - left - right, ph = h - top - bottom;
+  const size_t ns = sizeof kShapes / sizeof kShapes[0];
+  double ymax = peak;
+  for (const auto& series : gflops)
+    for (double g : series) ymax = std::fmax(ymax, g);
+  ymax *= 1.05;
+  const char* colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  auto x_at = [&](size_t i) { return left + pw * (static_cast<double>(i) + 0.5) / static_cast<double>(ns); };
+  auto y_at = [&](double g) { return top + ph * (1.0 - g / ymax); };
+  std::ostringstream o;
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
+    << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  o << "<text x='" << left << "' y='20' font-size='14'>fp32 forward attention, one core, GFLOP/s by shape (N,M,Dk,Dv)</text>\n";
+  o << "<text x='" << left << "' y='37' fill='#555'>" << caption << "</text>\n";
+  for (int t = 0; t <= 5; ++t) {
+    const double g = ymax * t / 5.0;
+    o << "<line x1='" << left << "' x2='" << left + pw << "' y1='" << y_at(g) << "' y2='" << y_at(g)
+      << "' stroke='#ddd'/><text x='" << left - 8 << "' y='" << y_at(g) + 4 << "' text-anchor='end'>"
+      << static_cast<int>(std::lround(g)) << "</text>\n";
+  }
+  o << "<line x1='" << left << "' x2='" << left + pw << "' y1='" << y_at(peak) << "' y2='" << y_at(peak)
+    << "' stroke='black' stroke-dasharray='4,3'/><text x='" << left + 6 << "' y='" << y_at(peak) - 5
+    << "'>FMA peak " << static_cast<int>(std::lround(peak)) << "</text>\n";
+  for (size_t i = 0; i < ns; ++i)
+    o << "<text x='" << x_at(i) << "' y='" << top + ph + 20 << "' text-anchor='middle' font-size='11'>"
+      << shape_name(kShapes[i]) << "</text>\n";
+  o << "<text x='16' y='" << top + ph / 2 << "' transform='rotate(-90 16 " << top + ph / 2
+    << ")' text-anchor='middle'>GFLOP/s</text>\n";
+  for (size_t s = 0; s < impls.size(); ++s) {
+    const char* c = colors[s % 8];
+    o << "<polyline fill='none' stroke='" << c << "' stroke-width='2' points='";
+    for (size_t i = 0; i < gflops[s].size(); ++i) o << x_at(i) << ',' << y_at(gflops[s][i]) << ' ';
+    o << "'/>\n";
+    for (size_t i = 0; i < gflops[s].size(); ++i)
+      o << "<circle cx='" << x_at(i) << "' cy='" << y_at(gflops[s][i]) << "' r='3' fill='" << c << "'/>\n";
+    const double ly = top + 20.0 * static_cast<double>(s) + 40;
+    o << "<line x1='" << left + pw + 10 << "' x2='" << left + pw + 30 << "' y1='" << ly << "' y2='" << ly
+      << "' stroke='" << c << "' stroke-width='2'/><text x='" << left + pw + 36 << "' y='" << ly + 4 << "'>"
+      << impls[s] << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  TimingConfig cfg;
+  std::string out_dir = ".";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      cfg.repetitions = 5;
+      cfg.min_sample_s = 1e-3;
+    } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--out DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  const int cpu = pin_to_one_core();
+  std::ostringstream md;
+  const std::string when = today(), machine = machine_line();
+  md << "Measured " << when << " on " << machine << ", pinned to CPU " << cpu << ", "
+     << cfg.repetitions << " repetitions (medians).\n\n";
+  const double peak = fma_peak_gflops(cfg);
+  md << "FMA peak (AVX2, 12 independent 8-lane FMA chains): **" << static_cast<int>(std::lround(peak))
+     << " GFLOP/s**\n\n";
+  std::fputs(md.str().c_str(), stdout);
+
+  // Forward attention: shape x implementation.
+  std::vector<std::string> impls = {"triple loop", "Eigen 3.4", "oneDNN 2.6"};
+  for (tinyattn::Port p : kPorts)
+    if (tinyattn::kernels_f32(p)) impls.push_back(port_label(p));
+  std::vector<std::vector<double>> gflops(impls.size());
+  std::ostringstream fw;
+  fw << "### Forward, fp32, one core\n\n"
+     << "| shape (N,M,Dk,Dv) | implementation | time | GFLOP/s | % of peak | speed vs fastest peer | max abs diff vs triple loop |\n"
+     << "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const Shape& s : kShapes) {
+    Problem prob(s.n, s.m, s.dk, s.dv);
+    std::vector<std::unique_ptr<Forward>> runs;
+    runs.push_back(make_triple_loop(prob));
+    runs.push_back(make_eigen(prob));
+    runs.push_back(make_onednn(prob));
+    for (tinyattn::Port p : kPorts)
+      if (tinyattn::kernels_f32(p)) runs.push_back(make_tinyattn(prob, p));
+    std::vector<Row> rows;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      if (!runs[r]) {
+        rows.push_back({impls[r], NAN, NAN, r < 3});
+        continue;
+      }
+      const double t = median_seconds([&] { runs[r]->run(); }, cfg);
+      rows.push_back({impls[r], t, prob.flops() / t * 1e-9, r < 3});
+    }
+    double fastest_peer = INFINITY;
+    for (const Row& r : rows)
+      if (r.peer) fastest_peer = std::fmin(fastest_peer, r.seconds);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      char line[256];
+      const double diff = runs[r] ? max_abs_diff(runs[r]->y(), runs[0]->y()) : NAN;
+      std::snprintf(line, sizeof line, "| %s | %s | %.2f us | %.1f | %.0f%% | %.2fx | %.1e |\n", shape_name(s).c_str(),
+                    rows[r].impl.c_str(), rows[r].seconds * 1e6, rows[r].gflops, 100.0 * rows[r].gflops / peak,
+                    fastest_peer / rows[r].seconds, diff);
+      fw << line;
+      gflops[r].push_back(rows[r].gflops);
+    }
+    std::fputs(fw.str().c_str(), stdout);
+    md << fw.str();
+    fw.str("");
+  }
+  md << "\n";
+
+  // Softmax over one row: tinyattn's kernels against libmvec's expf.
+  std::ostringstream sm;
+  sm << "\n### Softmax over one row (max, exp and sum, scale), fp32, ns per element\n\n| row length | libmvec expf";
+  std::vector<const tinyattn::KernelsF32*> kernels;
+  for (tinyattn::Port p : kPorts)
+    if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p)) {
+      kernels.push_back(k);
+      sm << " | " << port_label(p) << " | speed vs libmvec";
+    }
+  sm << " |\n|---:|---:";
+  for (size_t i = 0; i < kernels.size(); ++i) sm << "|---:|---:";
+  sm << "|\n";
+  for (size_t n = 16; n <= 4096; n *= 2) {
+    std::vector<float> row(n);
+    Problem init(1, n, 1, 1);  // reuse its generator: logits in [-1, 1) * 8
+    auto reset = [&] {
+      for (size_t j = 0; j < n; ++j) row[j] = 8.0f * init.k[j];
+    };
+    // Softmax of a softmax is still a valid row, so repeating in place keeps
+    // every input in the normal range.
+    reset();
+    const double mvec = median_seconds([&] { softmax_row_libmvec(row.data(), n); }, cfg);
+    char line[96];
+    std::snprintf(line, sizeof line, "| %zu | %.2f", n, mvec / n * 1e9);
+    sm << line;
+    for (const tinyattn::KernelsF32* k : kernels) {
+      reset();
+      const double t = median_seconds([&] { softmax_row_tinyattn(*k, row.data(), n); }, cfg);
+      std::snprintf(line, sizeof line, " | %.2f | %.2fx", t / n * 1e9, mvec / t);
+      sm << line;
+    }
+    sm << " |\n";
+  }
+  std::fputs(sm.str().c_str(), stdout);
+  md << sm.str();
+
+  // Decode (N = 1) and prefill (N = 64): time per key as M grows.
+  std::ostringstream sc;
+  sc << "\n### Time per key as M grows (Dk = Dv = 64, no weights output; M > " << tinyattn::kKeyTile
+     << " takes the tiled online softmax), ns per query row and key\n\n";
+  sc << "| M";
+  for (const tinyattn::KernelsF32* k : kernels) sc << " | " << k->port << " N=1 | " << k->port << " N=64";
+  sc << " |\n|---:";
+  for (size_t i = 0; i < kernels.size(); ++i) sc << "|---:|---:";
+  sc << "|\n";
+  for (size_t m = 64; m <= 8192; m *= 2) {
+    sc << "| " << m;
+    for (tinyattn::Port p : kPorts) {
+      if (!tinyattn::kernels_f32(p)) continue;
+      for (size_t n : {size_t{1}, size_t{64}}) {
+        Problem prob(n, m, 64, 64);
+        auto run = make_tinyattn(prob, p);
+        const double t = median_seconds([&] { run->run(); }, cfg);
+        char cell[32];
+        std::snprintf(cell, sizeof cell, " | %.2f", t / static_cast<double>(n * m) * 1e9);
+        sc << cell;
+      }
+    }
+    sc << " |\n";
+  }
+  std::fputs(sc.str().c_str(), stdout);
+  md << sc.str();
+
+  // Masks: time relative to the unmasked forward, against the share of
+  // (query, key) pairs the mask keeps.
+  std::ostringstream mk;
+  const Shape ms{256, 256, 64, 64};
+  mk << "\n### Masks at " << shape_name(ms) << ": time relative to unmasked, against the share of keys kept\n\n"
+     << "| mask | keys kept";
+  for (const tinyattn::KernelsF32* k : kernels) mk << " | " << k->port << " time ratio";
+  mk << " |\n|---|---:";
+  for (size_t i = 0; i < kernels.size(); ++i) mk << "|---:";
+  mk << "|\n";
+  struct NamedMask {
+    const char* name;
+    tinyattn::Mask mask;
+  };
+  const NamedMask masks[] = {
+      {"none", tinyattn::Mask::none()},
+      {"causal, top-left", tinyattn::Mask::causal_top_left()},
+      {"causal, bottom-right", tinyattn::Mask::causal_bottom_right()},
+      {"sliding window 32 back", tinyattn::Mask::sliding_window(32, 0, tinyattn::Align::kTopLeft)},
+      {"key padding, half the keys", tinyattn::Mask::key_padding(ms.m / 2)},
+  };
+  Problem mprob(ms.n, ms.m, ms.dk, ms.dv);
+  std::vector<double> unmasked;
+  for (const NamedMask& nm : masks) {
+    size_t kept = 0;
+    for (size_t i = 0; i < ms.n; ++i) kept += tinyattn::key_range(nm.mask, i, ms.n, ms.m).size();
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "| %s | %.3f", nm.name, static_cast<double>(kept) / static_cast<double>(ms.n * ms.m));
+    mk << cell;
+    size_t col = 0;
+    for (tinyattn::Port p : kPorts) {
+      if (!tinyattn::kernels_f32(p)) continue;
+      auto run = make_tinyattn(mprob, p, nm.mask);
+      const double t = median_seconds([&] { run->run(); }, cfg);
+      if (unmasked.size() <= col) unmasked.push_back(t);
+      std::snprintf(cell, sizeof cell, " | %.3f", t / unmasked[col]);
+      mk << cell;
+      ++col;
+    }
+    mk << " |\n";
+  }
+  std::fputs(mk.str().c_str(), stdout);
+  md << mk.str();
+
+  const std::string md_path = out_dir + "/peers.md", svg_path = out_dir + "/forward_gflops.svg";
+  std::ofstream(md_path) << md.str();
+  std::ofstream(svg_path) << svg_plot(impls, gflops, peak, when + " - " + machine + " - one core, AVX2");
+  std::printf("\nwrote %s and %s\n", md_path.c_str(), svg_path.c_str());
+  return 0;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Builds and runs the whole bench on this machine:
+#   1. host: tinyattn's ports against a triple loop, Eigen 3.4 and oneDNN on
+#      one pinned core held to AVX2+FMA (bench/peers/), with the FMA peak,
+#      softmax rows and decode/prefill scaling;
+#   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
+#      (bench/board/count.sh) and the M4F code size (bench/board/size.sh).
+# Writes $OUT/report.md (the tables) and $OUT/forward_gflops.svg.
+#   bench/run.sh [--quick]      OUT defaults to build-bench/
+# Needs libeigen3-dev, libdnnl-dev, gcc-arm-none-eabi, qemu-system-arm.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/build-bench}
+mkdir -p "$OUT"
+
+# -march=haswell (+ AES, PCLMUL, which Highway requires for its AVX2 target):
+# every implementation is compiled for AVX2+FMA and nothing wider, also on
+# machines that have AVX-512.
+cmake -S "$ROOT/bench/peers" -B "$OUT/host" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  "-DCMAKE_CXX_FLAGS=-march=haswell -maes -mpclmul" >/dev/null
+ninja -C "$OUT/host" -j2 peers_bench
+OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
+
+"$ROOT/bench/board/count.sh" "$OUT/board"
+"$ROOT/bench/board/size.sh" "$OUT/board"
+
+{
+  echo "## Host (x86-64, one core, AVX2)"
+  echo
+  cat "$OUT/peers.md"
+  echo
+  echo "## Cortex-M under QEMU: instructions per fp32 forward"
+  echo
+  cat "$OUT/board/insns.md"
+  echo
+  echo "## Code size"
+  echo
+  cat "$OUT/board/size.md"
+} >"$OUT/report.md"
+echo "wrote $OUT/report.md and $OUT/forward_gflops.svg"
