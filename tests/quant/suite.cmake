@@ -2,3 +2,20 @@
 tinyattn_add_suite(quant_half
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/half_conversions.cc
   LABELS quant)
+tinyattn_add_suite(quant_int8_golden
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_golden.cc
+  LABELS quant)
+
+# The committed golden vectors must be what the generator produces.
+if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
+  find_program(TINYATTN_NUMPY_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  if(TINYATTN_NUMPY_PYTHON)
+    execute_process(COMMAND ${TINYATTN_NUMPY_PYTHON} -c "import numpy"
+                    RESULT_VARIABLE _tinyattn_numpy_missing OUTPUT_QUIET ERROR_QUIET)
+    if(_tinyattn_numpy_missing EQUAL 0)
+      add_test(NAME quant_golden_check
+               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_quant_vectors.py --check)
+      set_tests_properties(quant_golden_check PROPERTIES LABELS quant)
+    endif()
+  endif()
+endif()

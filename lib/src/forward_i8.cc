@@ -1,0 +1,246 @@
+// The int8 path: plan (setup, floating point once) and forward (integers only).
+// Every operation here is specified in docs/quant.md and mirrored in NumPy by
+// tests/quant/gen_quant_vectors.py; change both together.
+#include <cmath>
+#include <cstring>
+
+#include "detail.h"
+#include "tinyattn/quant.h"
+
+namespace tinyattn {
+
+namespace {
+
+// 2^(i/32) in Q1.30, rounded to nearest (i = 0..31).
+constexpr int64_t kExp2Table[32] = {
+    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
+    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
+    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
+    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
+constexpr int64_t kLn2Q30 = 744261118;    // ln(2) * 2^30
+constexpr int64_t kThirdQ30 = 357913941;  // 2^30 / 3
+constexpr int64_t kOneQ30 = int64_t{1} << 30;
+constexpr double kLog2e = 1.4426950408889634;
+
+bool zero_point_ok(int32_t z) { return z >= -128 && z <= 127; }
+
+bool multiplier_ok(FixedMultiplier m) {
+  return m.multiplier >= (int32_t{1} << 30) && m.shift >= 0 && m.shift <= 62;
+}
+
+// One tensor's scale and zero point for head h (count 1 broadcasts).
+Status tensor_params(const QuantParams& p, size_t heads, size_t h, double* scale, int32_t* zero) {
+  if (p.count != 1 && p.count != heads) return Status::kBadQuantization;
+  const size_t i = p.count == 1 ? 0 : h;
+  const float s = p.scale[i];
+  if (!std::isfinite(s) || !(s > 0.0f)) return Status::kBadQuantization;
+  *scale = s;
+  *zero = p.zero_point ? p.zero_point[i] : 0;
+  if (!zero_point_ok(*zero)) return Status::kBadQuantization;
+  return Status::kOk;
+}
+
+int8_t saturate_int8(int64_t x) {
+  return static_cast<int8_t>(x < -128 ? -128 : (x > 127 ? 127 : x));
+}
+
+}  // namespace
+
+int64_t rounding_rshift(int64_t x, int s) {
+  if (s <= 0) return x;
+  // Work on the magnitude in unsigned arithmetic: x + 2^(s-1) may not fit int64.
+  const uint64_t half = uint64_t{1} << (s - 1);
+  if (x >= 0) return static_cast<int64_t>((static_cast<uint64_t>(x) + half) >> s);
+  const uint64_t mag = static_cast<uint64_t>(-(x + 1)) + 1u;
+  return -static_cast<int64_t>((mag + half) >> s);
+}
+
+int64_t apply(FixedMultiplier m, int64_t x) { return rounding_rshift(x * m.multiplier, m.shift); }
+
+int32_t exp2_q30(int64_t u) {
+  if (u >= 0) return static_cast<int32_t>(kOneQ30);
+  // u = -n + f / 2^26 with n >= 1 an integer and 0 <= f < 2^26.
+  const uint64_t nu = static_cast<uint64_t>(-(u + 1)) + 1u;
+  const uint64_t n = (nu + (uint64_t{1} << kLogitFracBits) - 1) >> kLogitFracBits;
+  if (n > 62) return 0;
+  const int64_t f = static_cast<int64_t>((n << kLogitFracBits) - nu);
+  // 2^f = 2^(i/32) * e^z, z = r * ln 2 in [0, ln2/32): a table and a cubic.
+  const int64_t i = f >> 21;
+  const int64_t r = f & ((int64_t{1} << 21) - 1);
+  const int64_t z = rounding_rshift(r * kLn2Q30, kLogitFracBits);        // Q30
+  int64_t t = kOneQ30 + rounding_rshift(z * kThirdQ30, 30);               // 1 + z/3
+  t = kOneQ30 + rounding_rshift(z * t, 31);                               // 1 + z/2 (1 + z/3)
+  t = kOneQ30 + rounding_rshift(z * t, 30);                               // 1 + z (...)
+  const int64_t val = rounding_rshift(kExp2Table[i] * t, 30);              // [2^30, 2^31)
+  return static_cast<int32_t>(rounding_rshift(val, static_cast<int>(n)));
+}
+
+Status make_multiplier(double real, FixedMultiplier* out) {
+  if (!std::isfinite(real) || !(real > 0.0)) return Status::kBadQuantization;
+  int e = 0;
+  const double f = std::frexp(real, &e);  // real = f * 2^e, f in [0.5, 1)
+  int64_t m = static_cast<int64_t>(std::floor(f * 2147483648.0 + 0.5));
+  if (m == (int64_t{1} << 31)) {  // f rounded up to 1.0
+    m >>= 1;
+    ++e;
+  }
+  const int shift = 31 - e;
+  if (shift < 0 || shift > 62) return Status::kBadQuantization;
+  out->multiplier = static_cast<int32_t>(m);
+  out->shift = shift;
+  return Status::kOk;
+}
+
+Status validate(const Int8HeadPlan& p) {
+  if (!multiplier_ok(p.logit) || !multiplier_ok(p.output)) return Status::kBadQuantization;
+  if (!zero_point_ok(p.q_zero) || !zero_point_ok(p.k_zero) || !zero_point_ok(p.v_zero) || !zero_point_ok(p.y_zero))
+    return Status::kBadQuantization;
+  return Status::kOk;
+}
+
+Status plan_int8(const Dims& d, const Int8Scheme& sc, Int8HeadPlan* plans, size_t capacity) {
+  if (Status s = validate(d); s != Status::kOk) return s;
+  if (!plans || !sc.q.scale || !sc.k.scale || !sc.v.scale || !sc.y.scale) return Status::kNullPointer;
+  if (capacity < d.hq) return Status::kBadQuantization;
+  if (sc.softmax_scale && !std::isfinite(*sc.softmax_scale)) return Status::kBadScale;
+  const float softmax_scale = sc.softmax_scale ? *sc.softmax_scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
+  if (!(softmax_scale > 0.0f)) return Status::kBadQuantization;  // the max-subtraction needs a positive scale
+  // Every head first, so an error leaves plans untouched.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t h = 0; h < d.hq; ++h) {
+      const size_t kv = h / d.group();
+      double sq, sk, sv, sy;
+      Int8HeadPlan p;
+      if (Status s = tensor_params(sc.q, d.hq, h, &sq, &p.q_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.k, d.hkv, kv, &sk, &p.k_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.v, d.hkv, kv, &sv, &p.v_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.y, d.hq, h, &sy, &p.y_zero); s != Status::kOk) return s;
+      // Fixed evaluation order (NumPy mirrors it) so the plan is the same everywhere.
+      const double logit = static_cast<double>(softmax_scale) * sq * sk * kLog2e * 67108864.0;  // 2^26
+      const double output = sv / (sy * 32768.0);
+      if (Status s = make_multiplier(logit, &p.logit); s != Status::kOk) return s;
+      if (Status s = make_multiplier(output, &p.output); s != Status::kOk) return s;
+      if (pass == 1) plans[h] = p;
+    }
+  }
+  return Status::kOk;
+}
+
+namespace {
+
+using detail::Extent;
+
+Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
+                           const Mask& mask) {
+  if (Status s = validate(d); s != Status::kOk) return s;
+  if (d.dk > kMaxDkInt8) return Status::kBadDimension;
+  if (Status s = validate(mask, d); s != Status::kOk) return s;
+  if (mask.bias) return Status::kUnsupported;
+  if (!io.q || !io.k || !io.v || !io.y || !ws.data || !plan.heads) return Status::kNullPointer;
+  if (!detail::aligned(io.weights) || !detail::aligned(plan.heads)) return Status::kMisaligned;
+  if (plan.count != d.hq) return Status::kBadQuantization;
+  for (size_t h = 0; h < d.hq; ++h)
+    if (Status s = validate(plan.heads[h]); s != Status::kOk) return s;
+  if (ws.bytes < forward_i8_workspace_bytes(d)) return Status::kWorkspaceTooSmall;
+
+  const Extent inputs[] = {{io.q, d.q_elems()},
+                           {io.k, d.k_elems()},
+                           {io.v, d.v_elems()},
+                           {plan.heads, plan.count * sizeof(Int8HeadPlan)},
+                           detail::keep_extent(mask, d)};
+  const Extent outputs[] = {{io.y, d.y_elems()}, {io.weights, d.weight_elems() * sizeof(uint16_t)}, {ws.data, ws.bytes}};
+  constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
+  for (size_t a = 0; a < kOutputs; ++a) {
+    for (const Extent& in : inputs)
+      if (detail::overlaps(outputs[a], in)) return Status::kAliasing;
+    for (size_t b = a + 1; b < kOutputs; ++b)
+      if (detail::overlaps(outputs[a], outputs[b])) return Status::kAliasing;
+  }
+  return Status::kOk;
+}
+
+bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
+  const size_t head_offset = h * mask.head_stride;
+  if (mask.keep) return mask.keep[head_offset + i * d.m + j] != 0;
+  if (mask.keep_bits) {
+    const uint8_t* row = mask.keep_bits + head_offset + i * keep_bits_row_bytes(d.m);
+    return (row[j >> 3] >> (j & 7)) & 1u;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask) {
+  if (Status s = validate_forward_i8(d, io, plan, ws, mask); s != Status::kOk) return s;
+  const bool element_masks = mask.keep || mask.keep_bits;
+  int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));
+  int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
+  // Marks a key the keep mask drops. No score can equal it: |s| < 2^31 - 1.
+  constexpr int32_t kMasked = INT32_MIN;
+
+  for (size_t h = 0; h < d.hq; ++h) {
+    const Int8HeadPlan& p = plan.heads[h];
+    const size_t kv_head = h / d.group();
+    const int8_t* k_head = io.k + kv_head * d.m * d.dk;
+    const int8_t* v_head = io.v + kv_head * d.m * d.dv;
+    for (size_t i = 0; i < d.n; ++i) {
+      const size_t row = h * d.n + i;
+      const int8_t* q_row = io.q + row * d.dk;
+      int8_t* y_row = io.y + row * d.dv;
+      uint16_t* w_row = io.weights ? io.weights + row * d.m : nullptr;
+      const KeyRange r = key_range(mask, i, d.n, d.m);
+      const size_t len = r.size();
+      if (w_row) std::memset(w_row, 0, d.m * sizeof(uint16_t));
+
+      // Scores: exact int32 dot products of zero-point-corrected values
+      // (|s| <= 255 * 255 * kMaxDkInt8 < 2^31).
+      bool any = false;
+      int32_t max = kMasked;
+      for (size_t j = 0; j < len; ++j) {
+        if (element_masks && !kept(mask, d, h, i, r.lo + j)) {
+          s[j] = kMasked;
+          continue;
+        }
+        const int8_t* k_row = k_head + (r.lo + j) * d.dk;
+        int32_t dot = 0;
+        for (size_t c = 0; c < d.dk; ++c)
+          dot += (static_cast<int32_t>(q_row[c]) - p.q_zero) * (static_cast<int32_t>(k_row[c]) - p.k_zero);
+        s[j] = dot;
+        if (!any || dot > max) max = dot;
+        any = true;
+      }
+      if (!any) {  // no visible key: the output is real zero, i.e. the zero point
+        for (size_t c = 0; c < d.dv; ++c) y_row[c] = static_cast<int8_t>(p.y_zero);
+        continue;
+      }
+
+      // exp of the base-2 logits relative to the row maximum; the maximum gets 2^30.
+      int64_t sum = 0;
+      for (size_t j = 0; j < len; ++j) {
+        if (s[j] == kMasked) {
+          s[j] = 0;
+          continue;
+        }
+        const int64_t diff = static_cast<int64_t>(s[j]) - max;  // in (-2^32, 0]
+        s[j] = exp2_q30(apply(p.logit, diff));
+        sum += s[j];
+      }
+
+      // Probabilities in Q0.15, then P V in int32 (|acc| <= 65536 * 255 < 2^24).
+      const int64_t half_sum = sum / 2;
+      for (size_t c = 0; c < d.dv; ++c) acc[c] = 0;
+      for (size_t j = 0; j < len; ++j) {
+        const int32_t pj = static_cast<int32_t>((static_cast<int64_t>(s[j]) * kProbOne + half_sum) / sum);
+        if (pj == 0) continue;
+        if (w_row) w_row[r.lo + j] = static_cast<uint16_t>(pj);
+        const int8_t* v_row = v_head + (r.lo + j) * d.dv;
+        for (size_t c = 0; c < d.dv; ++c) acc[c] += pj * (static_cast<int32_t>(v_row[c]) - p.v_zero);
+      }
+      for (size_t c = 0; c < d.dv; ++c) y_row[c] = saturate_int8(p.y_zero + apply(p.output, acc[c]));
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace tinyattn
