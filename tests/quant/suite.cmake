@@ -19,3 +19,9 @@ if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
     endif()
   endif()
 endif()
+tinyattn_add_suite(quant_int8_properties
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_properties.cc
+  LABELS quant)
+tinyattn_add_suite(quant_int8_api
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_api.cc
+  LABELS quant)
