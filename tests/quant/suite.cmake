@@ -25,3 +25,6 @@ tinyattn_add_suite(quant_int8_properties
 tinyattn_add_suite(quant_int8_api
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_api.cc
   LABELS quant)
+tinyattn_add_suite(quant_f16_properties
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_properties.cc
+  LABELS quant)
