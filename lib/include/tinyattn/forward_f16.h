@@ -30,7 +30,7 @@ struct ForwardIoF16 {
 };
 
 // Keys widened per step: bounds the workspace independently of M.
-inline constexpr size_t kF16KeyTile = 16;
+inline constexpr size_t kF16KeyTile = 8;
 
 constexpr size_t f16_key_tile(const Dims& d) { return d.m < kF16KeyTile ? d.m : kF16KeyTile; }
 
