@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "detail.h"
+#include "tinyattn/exp.h"
 #include "tinyattn/forward_f16.h"
 
 namespace tinyattn {
@@ -13,6 +14,9 @@ namespace {
 
 using detail::Extent;
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
 Status validate_forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask, const Options& o,
                             const KernelsF32** kernels) {
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
@@ -20,7 +24,7 @@ Status validate_forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws,
   if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) || !detail::aligned(io.y) ||
       !detail::aligned(io.weights) || !detail::aligned(io.lse))
     return Status::kMisaligned;
-  if (ws.bytes < forward_f16_workspace_bytes(d)) return Status::kWorkspaceTooSmall;
+  if (ws.bytes < forward_f16_workspace_bytes(d, io.weights != nullptr)) return Status::kWorkspaceTooSmall;
 
   const Extent inputs[] = {{io.q, d.q_elems() * sizeof(half)},
                            {io.k, d.k_elems() * sizeof(half)},
@@ -50,16 +54,126 @@ struct Scratch {
   float *s, *q, *tile, *acc, *part;
 };
 
-Scratch carve(const Dims& d, Workspace ws) {
+Scratch carve(const Dims& d, Workspace ws, bool tiled) {
   float* base = detail::workspace_floats(ws);
   auto floats = [](size_t n) { return align_up(n * sizeof(float), kWorkspaceAlign) / sizeof(float); };
   Scratch sc;
   sc.s = base;
-  sc.q = sc.s + floats(d.m);
+  sc.q = sc.s + floats(tiled ? kF16KeyTile : d.m);
   sc.tile = sc.q + floats(d.dk);
   sc.acc = sc.tile + floats(f16_key_tile(d) * (d.dk > d.dv ? d.dk : d.dv));
   sc.part = sc.acc + floats(d.dv);
   return sc;
+}
+
+struct Problem {
+  const Dims& d;
+  const KernelsF32& kern;
+  const Mask& mask;
+  float scale;
+  bool element_masks;
+  Scratch sc;
+};
+
+// Everything one query row needs.
+struct Row {
+  const half* k;  // key r.lo of this row's KV head
+  const half* v;  // value r.lo
+  half* y;
+  half* weights;  // full row of M, or null
+  float* lse;     // one float, or null
+  KeyRange r;
+  size_t h, i;
+};
+
+// Scores of keys [r.lo + off, r.lo + off + count) into s, masks applied.
+void tile_scores(const Problem& p, const Row& row, size_t off, size_t count, float* s) {
+  to_float(row.k + off * p.d.dk, p.sc.tile, count * p.d.dk);
+  p.kern.scores(p.sc.q, p.sc.tile, p.d.dk, count, p.d.dk, p.scale, s);
+  if (p.element_masks)
+    detail::apply_element_masks(p.mask, p.d, row.h, row.i, KeyRange{row.r.lo + off, row.r.lo + off + count}, s);
+}
+
+// acc += a * sum_j s[j] v[r.lo + off + j] over count keys.
+void tile_values(const Problem& p, const Row& row, size_t off, size_t count, const float* s, float a) {
+  to_float(row.v + off * p.d.dv, p.sc.tile, count * p.d.dv);
+  p.kern.weighted_sum(s, p.sc.tile, p.d.dv, count, p.d.dv, a, p.sc.part);
+  p.kern.axpy(1.0f, p.sc.part, p.sc.acc, p.d.dv);
+}
+
+void finish_empty(const Problem& p, const Row& row) {  // no visible key: zeros
+  fill(row.y, p.d.dv, half::from_bits(0));
+  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), half::from_bits(0));
+  if (row.lse) *row.lse = -kInf;
+}
+
+void finish_nan(const Problem& p, const Row& row) {  // a NaN logit poisons its own row only
+  const half nan = to_half(kNaN);
+  fill(row.y, p.d.dv, nan);
+  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), nan);
+  if (row.lse) *row.lse = kNaN;
+}
+
+// s[j] -> exp(s[j] - max), returning their sum; with max == +inf the +inf
+// logits share all the weight (the limit of softmax).
+float exponentiate(const Problem& p, float* s, size_t len, float max) {
+  if (max != kInf) return p.kern.exp_shift_sum(s, len, max);
+  float sum = 0.0f;
+  for (size_t j = 0; j < len; ++j) {
+    s[j] = s[j] == kInf ? 1.0f : 0.0f;
+    sum += s[j];
+  }
+  return sum;
+}
+
+// One pass over the row's M scores, kept whole (needed for the weights).
+void plain_row(const Problem& p, const Row& row) {
+  const size_t len = row.r.size(), tile = f16_key_tile(p.d);
+  float* s = p.sc.s;
+  for (size_t off = 0; off < len; off += tile) tile_scores(p, row, off, len - off < tile ? len - off : tile, s + off);
+  const float max = p.kern.row_max(s, len);
+  if (max == -kInf) return finish_empty(p, row);
+  if (max != max) return finish_nan(p, row);
+  const float sum = exponentiate(p, s, len, max);
+  const float inv = 1.0f / sum;
+  float a = inv;
+  if (row.weights) {
+    p.kern.scale(s, len, inv);
+    to_half(s, row.weights + row.r.lo, len);
+    a = 1.0f;
+  }
+  for (size_t c = 0; c < p.d.dv; ++c) p.sc.acc[c] = 0.0f;
+  for (size_t off = 0; off < len; off += tile) tile_values(p, row, off, len - off < tile ? len - off : tile, s + off, a);
+  to_half(p.sc.acc, row.y, p.d.dv);
+  if (row.lse) *row.lse = max == kInf ? kInf : max + std::log(sum);
+}
+
+// Online softmax over key tiles (as forward()'s tiled path): running max m,
+// running sum l, unnormalised accumulator rescaled by exp(m_old - m_new).
+void tiled_row(const Problem& p, const Row& row) {
+  const size_t len = row.r.size(), dv = p.d.dv;
+  float* s = p.sc.s;
+  float m = -kInf, l = 0.0f;
+  for (size_t c = 0; c < dv; ++c) p.sc.acc[c] = 0.0f;
+  for (size_t off = 0; off < len; off += kF16KeyTile) {
+    const size_t count = len - off < kF16KeyTile ? len - off : kF16KeyTile;
+    tile_scores(p, row, off, count, s);
+    const float tile_max = p.kern.row_max(s, count);
+    if (tile_max != tile_max) return finish_nan(p, row);
+    if (tile_max == -kInf) continue;  // nothing visible in this tile
+    if (tile_max > m) {
+      const float factor = m == -kInf ? 0.0f : tile_max == kInf ? 0.0f : exp_poly(m - tile_max);
+      p.kern.scale(p.sc.acc, dv, factor);
+      l *= factor;
+      m = tile_max;
+    }
+    l += exponentiate(p, s, count, m);
+    tile_values(p, row, off, count, s, 1.0f);
+  }
+  if (m == -kInf) return finish_empty(p, row);
+  p.kern.scale(p.sc.acc, dv, 1.0f / l);
+  to_half(p.sc.acc, row.y, dv);
+  if (row.lse) *row.lse = m == kInf ? kInf : m + std::log(l);
 }
 
 }  // namespace
@@ -67,80 +181,31 @@ Scratch carve(const Dims& d, Workspace ws) {
 Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward_f16(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const KernelsF32& kern = *kp;
-  const float scale = effective_scale(d, o);
-  const bool element_masks = detail::has_element_masks(mask);
-  const float inf = std::numeric_limits<float>::infinity();
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const half zero = half::from_bits(0), half_nan = to_half(nan);
-  const size_t tile = f16_key_tile(d);
-  const Scratch sc = carve(d, ws);
-  float* s = sc.s;
+  const bool tiled = forward_f16_uses_tiles(d, io.weights != nullptr);
+  const Problem p{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask), carve(d, ws, tiled)};
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
-    const half* k_head = io.k + kv_head * d.m * d.dk;
-    const half* v_head = io.v + kv_head * d.m * d.dv;
     for (size_t i = 0; i < d.n; ++i) {
-      const size_t row = h * d.n + i;
-      half* y_row = io.y + row * d.dv;
-      half* w_row = io.weights ? io.weights + row * d.m : nullptr;
+      const size_t idx = h * d.n + i;
       const KeyRange r = key_range(mask, i, d.n, d.m);
-      const size_t len = r.size();
-
-      if (w_row) {
-        fill(w_row, r.lo, zero);
-        fill(w_row + r.hi, d.m - r.hi, zero);
+      const Row row{io.k + (kv_head * d.m + r.lo) * d.dk,
+                    io.v + (kv_head * d.m + r.lo) * d.dv,
+                    io.y + idx * d.dv,
+                    io.weights ? io.weights + idx * d.m : nullptr,
+                    io.lse ? io.lse + idx : nullptr,
+                    r, h, i};
+      if (row.weights) {  // keys outside the range never get weight
+        fill(row.weights, r.lo, half::from_bits(0));
+        fill(row.weights + r.hi, d.m - r.hi, half::from_bits(0));
       }
-      float max = -inf;
-      if (len > 0) {
-        to_float(io.q + row * d.dk, sc.q, d.dk);
-        for (size_t j0 = 0; j0 < len; j0 += tile) {
-          const size_t count = len - j0 < tile ? len - j0 : tile;
-          to_float(k_head + (r.lo + j0) * d.dk, sc.tile, count * d.dk);
-          kern.scores(sc.q, sc.tile, d.dk, count, d.dk, scale, s + j0);
-        }
-        if (element_masks) detail::apply_element_masks(mask, d, h, i, r, s);
-        max = kern.row_max(s, len);
-      }
-      if (max == -inf) {  // no visible key: zero output, zero weights
-        fill(y_row, d.dv, zero);
-        if (w_row) fill(w_row + r.lo, len, zero);
-        if (io.lse) io.lse[row] = -inf;
+      if (r.empty()) {
+        finish_empty(p, row);
         continue;
       }
-      if (std::isnan(max)) {  // a NaN logit poisons its own row only
-        fill(y_row, d.dv, half_nan);
-        if (w_row) fill(w_row + r.lo, len, half_nan);
-        if (io.lse) io.lse[row] = nan;
-        continue;
-      }
-      float sum;
-      if (max == inf) {  // the +inf logits share all the weight
-        sum = 0.0f;
-        for (size_t j = 0; j < len; ++j) {
-          s[j] = s[j] == inf ? 1.0f : 0.0f;
-          sum += s[j];
-        }
-      } else {
-        sum = kern.exp_shift_sum(s, len, max);
-      }
-      const float inv = 1.0f / sum;
-      float a = inv;
-      if (w_row) {
-        kern.scale(s, len, inv);
-        to_half(s, w_row + r.lo, len);
-        a = 1.0f;
-      }
-      for (size_t c = 0; c < d.dv; ++c) sc.acc[c] = 0.0f;
-      for (size_t j0 = 0; j0 < len; j0 += tile) {
-        const size_t count = len - j0 < tile ? len - j0 : tile;
-        to_float(v_head + (r.lo + j0) * d.dv, sc.tile, count * d.dv);
-        kern.weighted_sum(s + j0, sc.tile, d.dv, count, d.dv, a, sc.part);
-        kern.axpy(1.0f, sc.part, sc.acc, d.dv);
-      }
-      to_half(sc.acc, y_row, d.dv);
-      if (io.lse) io.lse[row] = max == inf ? inf : max + std::log(sum);
+      to_float(io.q + idx * d.dk, p.sc.q, d.dk);
+      if (tiled) tiled_row(p, row);
+      else plain_row(p, row);
     }
   }
   return Status::kOk;

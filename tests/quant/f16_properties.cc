@@ -40,7 +40,7 @@ F16Problem make(const Dims& d, uint64_t seed, float sd = 1.0f) {
   f.v = alloc<half>(d.v_elems());
   f.y = alloc<half>(d.y_elems());
   f.w = alloc<half>(d.weight_elems());
-  f.ws = alloc<unsigned char>(forward_f16_workspace_bytes(d));
+  f.ws = alloc<unsigned char>(forward_f16_workspace_bytes(d) + 1);
   f.ok = f.p.ok && f.q && f.k && f.v && f.y && f.w && f.ws;
   if (!f.ok) return f;
   // The fp16 tensors, and the reference's float inputs = exactly their values.
@@ -53,19 +53,28 @@ F16Problem make(const Dims& d, uint64_t seed, float sd = 1.0f) {
   return f;
 }
 
-Status run(F16Problem& f, Port port, const Mask& mask, const Options& o = {}) {
+// Runs forward_f16 with exactly forward_f16_workspace_bytes(d, with_weights)
+// bytes of workspace, starting one byte past a 64-byte boundary so that the
+// alignment slack is all used; the rest of the allocation is a canary.
+Status run(F16Problem& f, Port port, const Mask& mask, bool with_weights = true) {
   const Dims& d = f.p.d;
   for (size_t x = 0; x < d.lse_elems(); ++x) f.p.lse[x] = std::numeric_limits<float>::quiet_NaN();
-  Options opt = o;
+  const size_t full = forward_f16_workspace_bytes(d, true), used = forward_f16_workspace_bytes(d, with_weights);
+  unsigned char* ws = f.ws + 1;
+  std::memset(ws + used, 0xa5, full - used);
+  Options opt;
   opt.port = port;
-  const Status s = forward_f16(d, ForwardIoF16{f.q, f.k, f.v, f.y, f.w, f.p.lse},
-                               Workspace{f.ws, forward_f16_workspace_bytes(d)}, mask, opt);
+  Status s = forward_f16(d, ForwardIoF16{f.q, f.k, f.v, f.y, with_weights ? f.w : nullptr, f.p.lse},
+                         Workspace{ws, used}, mask, opt);
+  size_t touched = 0;
+  for (size_t x = used; x < full; ++x) touched += ws[x] != 0xa5;
+  TA_CHECK_MSG(touched == 0, "forward_f16 wrote %zu bytes past its workspace", touched);
   to_float(f.y, f.p.y, d.y_elems());
-  to_float(f.w, f.p.weights, d.weight_elems());
+  if (with_weights) to_float(f.w, f.p.weights, d.weight_elems());
   return s;
 }
 
-void check(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char* what) {
+void check(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char* what, bool with_weights = true) {
   Arena::Scope scope;
   F16Problem f = make(d, seed);
   if (!f.ok) {
@@ -74,14 +83,11 @@ void check(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char
   }
   Problem& p = f.p;
   run_reference(p, mask);
-  const Status s = run(f, port, mask);
+  const Status s = run(f, port, mask, with_weights);
   const char* pn = port_name(port);
   TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", pn, what, to_string(s));
   if (s != Status::kOk) return;
 
-  const Result w = close(p.weights, p.weights_ref, d.weight_elems(), kWeightAtol + kHalfSub,
-                         kWeightRtol + kHalfRel * (1 + kWeightRtol));
-  TA_CHECK_MSG(w.ok, "%s/%s N=%zu M=%zu: weights off by %g at %zu", pn, what, d.n, d.m, w.worst, w.index);
   const double vmax = max_abs(p.v, d.v_elems());
   const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax * (1 + kHalfRel) + kHalfSub,
                          kOutRtol + kHalfRel * (1 + kOutRtol));
@@ -92,18 +98,37 @@ void check(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char
     const double e = std::fabs(p.y[x] - p.y_ref[x]) / (vmax > 0 ? vmax : 1);
     g_worst.y_rel = e > g_worst.y_rel ? e : g_worst.y_rel;
   }
+  // V's entries are halves, so rounding a Y inside their hull to fp16 keeps it
+  // inside. (Rows a NaN logit poisons have no hull; close() above matched their NaNs.)
+  bool nan_rows = false;
+  for (size_t x = 0; x < d.y_elems(); ++x) nan_rows |= std::isnan(p.y_ref[x]);
+  const Result hull = nan_rows ? Result{} : in_value_hull(d, p.y, p.v, mask, 1e-5);
+  TA_CHECK_MSG(hull.ok, "%s/%s: y[%zu] outside the value hull by %g", pn, what, hull.index, hull.worst);
+  if (!with_weights) {
+    size_t bad = 0;
+    for (size_t h = 0; h < d.hq; ++h)
+      for (size_t i = 0; i < d.n; ++i) {
+        bool any = false;
+        for (size_t j = 0; j < d.m; ++j) any |= ref::visible(mask, d, h, i, j);
+        if (!any)
+          for (size_t c = 0; c < d.dv; ++c) bad += f.y[(h * d.n + i) * d.dv + c].bits != 0;
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s (no weights): %zu empty-row outputs are not +0", pn, what, bad);
+    return;
+  }
+
+  const Result w = close(p.weights, p.weights_ref, d.weight_elems(), kWeightAtol + kHalfSub,
+                         kWeightRtol + kHalfRel * (1 + kWeightRtol));
+  TA_CHECK_MSG(w.ok, "%s/%s N=%zu M=%zu: weights off by %g at %zu", pn, what, d.n, d.m, w.worst, w.index);
   for (size_t x = 0; x < d.weight_elems(); ++x) {
     const double e = std::fabs(p.weights[x] - p.weights_ref[x]);
     g_worst.w_abs = e > g_worst.w_abs ? e : g_worst.w_abs;
   }
 
-  const Result rs = rows_sum_to_one(p.weights, d.hq * d.n, d.m, kRowSumTol + kHalfRel + d.m * kHalfSub, true);
+  const Result rs = nan_rows ? Result{} : rows_sum_to_one(p.weights, d.hq * d.n, d.m, kRowSumTol + kHalfRel + d.m * kHalfSub, true);
   TA_CHECK_MSG(rs.ok, "%s/%s: row %zu sums to 1 +- %g", pn, what, rs.index, rs.worst);
-  const Result nn = nonnegative(p.weights, d.weight_elems());
+  const Result nn = nan_rows ? Result{} : nonnegative(p.weights, d.weight_elems());
   TA_CHECK_MSG(nn.ok, "%s/%s: weight %zu = %g", pn, what, nn.index, nn.worst);
-  // V's entries are halves, so rounding a Y inside their hull to fp16 keeps it inside.
-  const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
-  TA_CHECK_MSG(hull.ok, "%s/%s: y[%zu] outside the value hull by %g", pn, what, hull.index, hull.worst);
 
   size_t bad = 0;
   for (size_t h = 0; h < d.hq; ++h)
@@ -135,7 +160,10 @@ const Dims kShapes[] = {{1, 1, 1, 1},     {1, 3, 7, 3},    {3, 7, 17, 5},       
 TA_CASE("fp16 forward: every port, unmasked, against the reference on the fp16 inputs") {
   PortList pl;
   for (size_t pi = 0; pi < pl.n; ++pi)
-    for (const Dims& d : kShapes) check(d, Mask::none(), pl.ports[pi], 500 + d.n * 3 + d.m, "none");
+    for (const Dims& d : kShapes) {
+      check(d, Mask::none(), pl.ports[pi], 500 + d.n * 3 + d.m, "none");
+      check(d, Mask::none(), pl.ports[pi], 500 + d.n * 3 + d.m, "none, no weights (online softmax)", false);
+    }
 }
 
 TA_CASE("fp16 forward: structured masks") {
@@ -148,6 +176,9 @@ TA_CASE("fp16 forward: structured masks") {
     check(d, Mask::sliding_window(-2, 5, Align::kTopLeft), pl.ports[pi], 4, "window-shifted (empty rows)");
     check(d, Mask::key_padding(9), pl.ports[pi], 5, "kv-len-9");
     check(d, Mask::key_padding(0), pl.ports[pi], 6, "kv-len-0 (all rows empty)");
+    check(d, Mask::causal_bottom_right(), pl.ports[pi], 2, "causal-bottom-right, no weights", false);
+    check(d, Mask::sliding_window(-2, 5, Align::kTopLeft), pl.ports[pi], 4, "window-shifted, no weights", false);
+    check(d, Mask::key_padding(0), pl.ports[pi], 6, "kv-len-0, no weights", false);
   }
 }
 
@@ -175,6 +206,8 @@ TA_CASE("fp16 forward: keep bytes, keep bits and additive bias") {
     all.keep_bits = bits;
     all.bias = bias;
     check(d, all, pl.ports[pi], 10, "causal+bits+bias");
+    check(d, all, pl.ports[pi], 10, "causal+bits+bias, no weights", false);
+    check(d, Mask::additive(bias), pl.ports[pi], 9, "bias, no weights", false);
   }
 }
 
@@ -188,7 +221,7 @@ TA_CASE("fp16 forward: large and tiny values (overflowing products stay fp32, su
       if (!f.ok) continue;
       // 200^2 * 64 products overflow fp16 (65504) but not the fp32 sums.
       run_reference(f.p, Mask::none());
-      TA_CHECK(run(f, pl.ports[pi], Mask::none()) == Status::kOk);
+      TA_CHECK(run(f, pl.ports[pi], Mask::none(), sd > 1.0f) == Status::kOk);
       const double vmax = max_abs(f.p.v, d.v_elems());
       const Result y = close(f.p.y, f.p.y_ref, d.y_elems(), kOutAtol * vmax * (1 + kHalfRel) + kHalfSub,
                              kOutRtol + kHalfRel * (1 + kOutRtol));
@@ -199,6 +232,23 @@ TA_CASE("fp16 forward: large and tiny values (overflowing products stay fp32, su
       TA_CHECK_MSG(finite == d.y_elems(), "sd=%g: %zu non-finite outputs", static_cast<double>(sd),
                    d.y_elems() - finite);
     }
+  }
+}
+
+TA_CASE("fp16 forward: +inf and NaN logits, with and without weights") {
+  // +inf logits share the weight (the limit of softmax); a NaN logit makes its row NaN.
+  PortList pl;
+  const Dims d{6, 29, 8, 5};
+  Arena::Scope scope;
+  float* bias = alloc<float>(d.n * d.m);
+  for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = 0.0f;
+  bias[0 * d.m + 20] = std::numeric_limits<float>::infinity();  // a late tile raises the max to +inf
+  bias[1 * d.m + 3] = std::numeric_limits<float>::infinity();
+  bias[1 * d.m + 27] = std::numeric_limits<float>::infinity();
+  bias[2 * d.m + 17] = std::numeric_limits<float>::quiet_NaN();
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    check(d, Mask::additive(bias), pl.ports[pi], 12, "inf/nan bias");
+    check(d, Mask::additive(bias), pl.ports[pi], 12, "inf/nan bias, no weights", false);
   }
 }
 

@@ -50,7 +50,7 @@ Problem make(const Dims& d, uint64_t seed, Fill fill, bool per_head, bool zero_p
   p.v = alloc<int8_t>(d.v_elems());
   p.y = alloc<int8_t>(d.y_elems());
   p.w = alloc<uint16_t>(d.weight_elems());
-  p.ws = alloc<unsigned char>(forward_i8_workspace_bytes(d));
+  p.ws = alloc<unsigned char>(forward_i8_workspace_bytes(d) + 64);
   p.ok = p.q && p.k && p.v && p.y && p.w && p.ws && d.hq <= 8;
   if (!p.ok) return p;
   Rng rng(seed);
@@ -90,11 +90,20 @@ Problem make(const Dims& d, uint64_t seed, Fill fill, bool per_head, bool zero_p
   return p;
 }
 
+// The workspace starts one byte past a 64-byte boundary (so the alignment
+// slack is all used) and is followed by a canary.
 Status run(Problem& p, const Mask& mask) {
   std::memset(p.y, 0x33, p.d.y_elems());
   std::memset(p.w, 0x33, p.d.weight_elems() * 2);
-  return forward_i8(p.d, ForwardIoI8{p.q, p.k, p.v, p.y, p.w}, Int8Plan{p.plans, p.d.hq},
-                    Workspace{p.ws, forward_i8_workspace_bytes(p.d)}, mask);
+  const size_t bytes = forward_i8_workspace_bytes(p.d);
+  unsigned char* ws = p.ws + 1;
+  std::memset(ws + bytes, 0xa5, 63);
+  const Status s = forward_i8(p.d, ForwardIoI8{p.q, p.k, p.v, p.y, p.w}, Int8Plan{p.plans, p.d.hq},
+                              Workspace{ws, bytes}, mask);
+  size_t touched = 0;
+  for (size_t x = 0; x < 63; ++x) touched += ws[bytes + x] != 0xa5;
+  TA_CHECK_MSG(touched == 0, "forward_i8 wrote %zu bytes past its workspace", touched);
+  return s;
 }
 
 size_t at(const QuantParams& t, size_t h) { return t.count == 1 ? 0 : h; }

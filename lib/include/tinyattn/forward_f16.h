@@ -2,7 +2,9 @@
 // stored as IEEE binary16; the log-sum-exp stays fp32.
 //
 // Compute is fp32 throughout: rows of Q, K and V are widened into the
-// workspace a tile at a time and fed to the same port kernels as forward();
+// workspace a tile at a time and fed to the same port kernels as forward()
+// (one pass over a row of M scores, or an online softmax over key tiles when
+// the weights are not requested, as forward() does);
 // scores, softmax sums and the P V accumulation are fp32 (no fp16
 // accumulator anywhere). Only the final Y and A are rounded to fp16 (to
 // nearest even). Semantics (masks, fully masked rows, NaN and inf logits,
@@ -29,21 +31,31 @@ struct ForwardIoF16 {
   float* lse = nullptr;     // [Hq][N]       optional, fp32 (as forward())
 };
 
-// Keys widened per step: bounds the workspace independently of M.
+// Keys widened per step: bounds the tile buffer independently of M.
 inline constexpr size_t kF16KeyTile = 8;
 
 constexpr size_t f16_key_tile(const Dims& d) { return d.m < kF16KeyTile ? d.m : kF16KeyTile; }
 
-// Scratch, in fp32: the row of M scores, the widened query row (Dk), a tile of
-// widened K or V rows (tile * max(Dk, Dv)), the output accumulator and one
-// tile's partial sum (2 * Dv); each aligned, plus alignment slack.
-constexpr size_t forward_f16_workspace_bytes(const Dims& d) {
-  return align_up(d.m * sizeof(float), kWorkspaceAlign) + align_up(d.dk * sizeof(float), kWorkspaceAlign) +
+// Without weights and with M > kF16KeyTile, forward_f16 runs an online softmax
+// over key tiles (as forward() does over kKeyTile), so its scratch does not grow with M.
+constexpr bool forward_f16_uses_tiles(const Dims& d, bool with_weights) {
+  return !with_weights && d.m > kF16KeyTile;
+}
+
+// Scratch, in fp32, each part aligned to kWorkspaceAlign, plus that much slack:
+//   scores: M (plain) or kF16KeyTile (tiled);  the widened query row: Dk;
+//   a tile of widened K or V rows: min(M, kF16KeyTile) * max(Dk, Dv);
+//   the output accumulator and one tile's partial sum: 2 * Dv.
+// with_weights = true (default) is always enough.
+constexpr size_t forward_f16_workspace_bytes(const Dims& d, bool with_weights = true) {
+  return align_up((forward_f16_uses_tiles(d, with_weights) ? kF16KeyTile : d.m) * sizeof(float), kWorkspaceAlign) +
+         align_up(d.dk * sizeof(float), kWorkspaceAlign) +
          align_up(f16_key_tile(d) * (d.dk > d.dv ? d.dk : d.dv) * sizeof(float), kWorkspaceAlign) +
          2 * align_up(d.dv * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
 }
 
 // Validates everything (as forward()), then computes. On error nothing is written.
+// ws.bytes must be at least forward_f16_workspace_bytes(d, io.weights != nullptr).
 Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask = {},
                    const Options& options = {});
 
@@ -52,7 +64,7 @@ template <class S>
 class AttentionF16 {
  public:
   static constexpr Dims dims = S::dims;
-  static constexpr size_t workspace_bytes = forward_f16_workspace_bytes(dims);
+  static constexpr size_t workspace_bytes = forward_f16_workspace_bytes(dims, true);
 
   using Q = std::array<half, dims.q_elems()>;
   using K = std::array<half, dims.k_elems()>;
