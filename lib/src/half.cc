@@ -77,31 +77,53 @@ half float_to_half_soft(float f) {
   return half::from_bits(static_cast<uint16_t>(sign | q));
 }
 
-#if defined(TINYATTN_HALF_F16C_STATIC)
-
-float to_float(half h) { return _cvtsh_ss(h.bits); }
-half to_half(float f) { return half::from_bits(static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT))); }
-const char* half_conversion_name() { return "f16c"; }
-
-#elif defined(TINYATTN_HALF_F16C_DYNAMIC)
+#if defined(TINYATTN_HALF_F16C_STATIC) || defined(TINYATTN_HALF_F16C_DYNAMIC)
 
 namespace {
+// F16C: VCVTPH2PS / VCVTPS2PH, eight at a time for arrays (every F16C CPU has AVX).
 __attribute__((target("f16c"))) float f16c_to_float(half h) { return _cvtsh_ss(h.bits); }
 __attribute__((target("f16c"))) half f16c_to_half(float f) {
   return half::from_bits(static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
 }
+__attribute__((target("f16c,avx"))) void f16c_to_float_n(const half* in, float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = f16c_to_float(in[i]);
+}
+__attribute__((target("f16c,avx"))) void f16c_to_half_n(const float* in, half* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = f16c_to_half(in[i]);
+}
+#if defined(TINYATTN_HALF_F16C_STATIC)
+constexpr bool has_f16c() { return true; }
+#else
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c");
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
   return yes;
 }
+#endif
 }  // namespace
 
 float to_float(half h) { return has_f16c() ? f16c_to_float(h) : half_to_float_soft(h); }
 half to_half(float f) { return has_f16c() ? f16c_to_half(f) : float_to_half_soft(f); }
 const char* half_conversion_name() { return has_f16c() ? "f16c" : "software"; }
 
-#elif defined(TINYATTN_HALF_ARM)
+void to_float(const half* in, float* out, size_t n) {
+  if (has_f16c()) return f16c_to_float_n(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float_soft(in[i]);
+}
+void to_half(const float* in, half* out, size_t n) {
+  if (has_f16c()) return f16c_to_half_n(in, out, n);
+  for (size_t i = 0; i < n; ++i) out[i] = float_to_half_soft(in[i]);
+}
 
+#else
+
+#if defined(TINYATTN_HALF_ARM)
 float to_float(half h) {
   __fp16 x;
   std::memcpy(&x, &h.bits, sizeof x);
@@ -114,21 +136,20 @@ half to_half(float f) {
   return h;
 }
 const char* half_conversion_name() { return "arm-fp16"; }
-
 #else
-
 float to_float(half h) { return half_to_float_soft(h); }
 half to_half(float f) { return float_to_half_soft(f); }
 const char* half_conversion_name() { return "software"; }
-
 #endif
 
+// Plain loops: with __fp16 the compiler vectorises them (NEON VCVT) where it can.
 void to_float(const half* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = to_float(in[i]);
 }
-
 void to_half(const float* in, half* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = to_half(in[i]);
 }
+
+#endif
 
 }  // namespace tinyattn

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "support.h"
 #include "tatest.h"
 #include "tinyattn/half.h"
 
@@ -174,6 +175,44 @@ TA_CASE("half: named edge cases") {
   // A signalling float NaN whose payload lives only in the low bits must not become inf.
   const uint16_t hs = tinyattn::float_to_half_soft(float_of(0x7f800001u)).bits;
   TA_CHECK_MSG(hs != 0x7c00 && (hs & 0x3ff), "sNaN -> 0x%04x", static_cast<unsigned>(hs));
+}
+
+TA_CASE("half: array conversions match the scalar ones on every half and a float sweep") {
+  // The array forms take vector paths (e.g. 8-wide F16C); every element must
+  // equal the scalar conversion, at every offset of the vector tails.
+  tatest::Arena::Scope scope;
+  const size_t kChunk = 1000;  // not a multiple of any vector width
+  half* h = tatest::alloc<half>(kChunk);
+  float* f = tatest::alloc<float>(kChunk);
+  half* back = tatest::alloc<half>(kChunk);
+  TA_CHECK((h != nullptr && f != nullptr && back != nullptr));
+  if (!h || !f || !back) return;
+  size_t bad = 0;
+  for (uint32_t base = 0; base < 65536; base += kChunk) {
+    const size_t n = 65536 - base < kChunk ? 65536 - base : kChunk;
+    for (size_t i = 0; i < n; ++i) h[i] = half::from_bits(static_cast<uint16_t>(base + i));
+    tinyattn::to_float(h, f, n);
+    tinyattn::to_half(f, back, n);
+    for (size_t i = 0; i < n; ++i) {
+      const float one = tinyattn::to_float(h[i]);
+      const bool nan = std::isnan(one);
+      if (nan ? !std::isnan(f[i]) : bits_of(f[i]) != bits_of(one)) ++bad;
+      if (!nan && back[i] != h[i]) ++bad;
+    }
+  }
+  uint32_t x = 0x12345678u;
+  for (int round = 0; round < 64; ++round) {
+    for (size_t i = 0; i < kChunk; ++i) {
+      x = x * 1664525u + 1013904223u;  // any float bit pattern
+      f[i] = float_of(x);
+    }
+    tinyattn::to_half(f, back, kChunk);
+    for (size_t i = 0; i < kChunk; ++i) {
+      const half one = tinyattn::to_half(f[i]);
+      if (std::isnan(f[i]) ? !std::isnan(half_value(back[i].bits)) : back[i] != one) ++bad;
+    }
+  }
+  TA_CHECK_MSG(bad == 0, "%zu array conversions differ from the scalar ones", bad);
 }
 
 TA_CASE("half: array conversions match the scalar ones") {
