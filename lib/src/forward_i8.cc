@@ -21,6 +21,7 @@ constexpr int64_t kLn2Q30 = 744261118;    // ln(2) * 2^30
 constexpr int64_t kThirdQ30 = 357913941;  // 2^30 / 3
 constexpr int64_t kOneQ30 = int64_t{1} << 30;
 constexpr double kLog2e = 1.4426950408889634;
+constexpr int32_t kMinLogitShift = 2;
 
 bool zero_point_ok(int32_t z) { return z >= -128 && z <= 127; }
 
@@ -93,7 +94,12 @@ Status make_multiplier(double real, FixedMultiplier* out) {
 
 Status validate(const Int8HeadPlan& p) {
   if (!multiplier_ok(p.logit) || !multiplier_ok(p.output)) return Status::kBadQuantization;
-  if (!zero_point_ok(p.q_zero) || !zero_point_ok(p.k_zero) || !zero_point_ok(p.v_zero) || !zero_point_ok(p.y_zero))
+  // shift >= 2 keeps |L_j| <= 2^60, so differences of logits (plus a bias) fit int64.
+  if (p.logit.shift < kMinLogitShift) return Status::kBadQuantization;
+  const bool no_bias = p.bias.multiplier == 0 && p.bias.shift == 0;
+  if (!no_bias && !multiplier_ok(p.bias)) return Status::kBadQuantization;
+  if (!zero_point_ok(p.q_zero) || !zero_point_ok(p.k_zero) || !zero_point_ok(p.v_zero) || !zero_point_ok(p.y_zero) ||
+      !zero_point_ok(p.bias_zero))
     return Status::kBadQuantization;
   return Status::kOk;
 }
@@ -119,7 +125,13 @@ Status plan_int8(const Dims& d, const Int8Scheme& sc, Int8HeadPlan* plans, size_
       const double logit = static_cast<double>(softmax_scale) * sq * sk * kLog2e * 67108864.0;  // 2^26
       const double output = sv / (sy * 32768.0);
       if (Status s = make_multiplier(logit, &p.logit); s != Status::kOk) return s;
+      if (p.logit.shift < kMinLogitShift) return Status::kBadQuantization;
       if (Status s = make_multiplier(output, &p.output); s != Status::kOk) return s;
+      if (sc.bias.scale) {
+        double sb;
+        if (Status s = tensor_params(sc.bias, d.hq, h, &sb, &p.bias_zero); s != Status::kOk) return s;
+        if (Status s = make_multiplier(sb * kLog2e * 67108864.0, &p.bias); s != Status::kOk) return s;
+      }
       if (pass == 1) plans[h] = p;
     }
   }
@@ -139,14 +151,17 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (!io.q || !io.k || !io.v || !io.y || !ws.data || !plan.heads) return Status::kNullPointer;
   if (!detail::aligned(io.weights) || !detail::aligned(plan.heads)) return Status::kMisaligned;
   if (plan.count != d.hq) return Status::kBadQuantization;
-  for (size_t h = 0; h < d.hq; ++h)
+  for (size_t h = 0; h < d.hq; ++h) {
     if (Status s = validate(plan.heads[h]); s != Status::kOk) return s;
+    if (io.bias && plan.heads[h].bias.multiplier == 0) return Status::kBadQuantization;
+  }
   if (ws.bytes < forward_i8_workspace_bytes(d)) return Status::kWorkspaceTooSmall;
 
   const Extent inputs[] = {{io.q, d.q_elems()},
                            {io.k, d.k_elems()},
                            {io.v, d.v_elems()},
                            {plan.heads, plan.count * sizeof(Int8HeadPlan)},
+                           {io.bias, io.bias ? detail::mask_rows_bytes(d, d.m, mask.head_stride) : 0},
                            detail::keep_extent(mask, d)};
   const Extent outputs[] = {{io.y, d.y_elems()}, {io.weights, d.weight_elems() * sizeof(uint16_t)}, {ws.data, ws.bytes}};
   constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
@@ -195,8 +210,15 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
 
       // Scores: exact int32 dot products of zero-point-corrected values
       // (|s| <= 255 * 255 * kMaxDkInt8 < 2^31).
+      const int8_t* b_row = io.bias ? io.bias + h * mask.head_stride + i * d.m : nullptr;
+      // Base-2 logit with 26 fraction bits: |L| <= 2^60 + 2^39 (logit shift >= 2).
+      auto logit = [&](size_t j) {
+        int64_t l = apply(p.logit, s[j]);
+        if (b_row) l += apply(p.bias, static_cast<int64_t>(b_row[r.lo + j]) - p.bias_zero);
+        return l;
+      };
       bool any = false;
-      int32_t max = kMasked;
+      int64_t max = 0;
       for (size_t j = 0; j < len; ++j) {
         if (element_masks && !kept(mask, d, h, i, r.lo + j)) {
           s[j] = kMasked;
@@ -207,7 +229,8 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
         for (size_t c = 0; c < d.dk; ++c)
           dot += (static_cast<int32_t>(q_row[c]) - p.q_zero) * (static_cast<int32_t>(k_row[c]) - p.k_zero);
         s[j] = dot;
-        if (!any || dot > max) max = dot;
+        const int64_t l = logit(j);
+        if (!any || l > max) max = l;
         any = true;
       }
       if (!any) {  // no visible key: the output is real zero, i.e. the zero point
@@ -215,15 +238,14 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
         continue;
       }
 
-      // exp of the base-2 logits relative to the row maximum; the maximum gets 2^30.
+      // exp of the logits relative to the row maximum; the maximum gets 2^30.
       int64_t sum = 0;
       for (size_t j = 0; j < len; ++j) {
         if (s[j] == kMasked) {
           s[j] = 0;
           continue;
         }
-        const int64_t diff = static_cast<int64_t>(s[j]) - max;  // in (-2^32, 0]
-        s[j] = exp2_q30(apply(p.logit, diff));
+        s[j] = exp2_q30(logit(j) - max);  // u_j in (-2^62, 0]
         sum += s[j];
       }
 

@@ -98,6 +98,9 @@ def make_multiplier(real):
     return (m, shift)
 
 
+MIN_LOGIT_SHIFT = 2
+
+
 def plan(c):
     d = c["dims"]
     n, m, dk, dv, hq, hkv = d
@@ -119,7 +122,13 @@ def plan(c):
         sy, zy = pick("y", h)
         logit = float(ss) * sq * sk * LOG2E * 67108864.0
         output = sv / (sy * 32768.0)
-        plans.append((make_multiplier(logit), make_multiplier(output), zq, zk, zv, zy))
+        lm = make_multiplier(logit)
+        assert lm[1] >= MIN_LOGIT_SHIFT
+        bm, zb = (0, 0), 0
+        if c.get("bias"):
+            sb, zb = pick("bias", h)
+            bm = make_multiplier(sb * LOG2E * 67108864.0)
+        plans.append((lm, make_multiplier(output), bm, zq, zk, zv, zy, zb))
     return plans
 
 
@@ -165,8 +174,10 @@ def forward(c, plans):
     v = c["v_data"].astype(np.int64).reshape(hkv, m, dv)
     y = np.zeros((hq, n, dv), dtype=np.int64)
     w = np.zeros((hq, n, m), dtype=np.int64)
+    bias = c.get("bias_data")
+    stride = c["mask"].get("head_stride", 0)
     for h in range(hq):
-        (lm, om, zq, zk, zv, zy) = plans[h]
+        (lm, om, bm, zq, zk, zv, zy, zb) = plans[h]
         kv = h // (hq // hkv)
         for i in range(n):
             lo, hi = key_range(c["mask"], i, n, m)
@@ -177,7 +188,11 @@ def forward(c, plans):
             js = np.array(js)
             s = ((q[h, i] - zq)[None, :] * (k[kv, js] - zk)).sum(axis=1)
             assert np.all(np.abs(s) < 2**31)
-            e = exp2_q30(apply(lm, s - s.max()))
+            logit = apply(lm, s)
+            if bias is not None:
+                b = bias[h * stride + i * m + js].astype(np.int64)
+                logit = logit + apply(bm, b - zb)
+            e = exp2_q30(logit - logit.max())
             total = int(e.sum())
             p = (e * 32768 + total // 2) // total
             w[h, i, js] = p
@@ -191,7 +206,7 @@ def forward(c, plans):
 def make_cases():
     cases = []
 
-    def case(name, dims, scales, zps, seed, softmax_scale=0.25, mask=None, fill=None, per_head=False):
+    def case(name, dims, scales, zps, seed, softmax_scale=0.25, mask=None, fill=None, per_head=False, bias=None):
         n, m, dk, dv, hq, hkv = dims
         rng = np.random.default_rng(seed)
         c = {"name": name, "dims": dims, "softmax_scale": softmax_scale, "mask": mask or {}}
@@ -204,6 +219,13 @@ def make_cases():
         sizes = {"q": hq * n * dk, "k": hkv * m * dk, "v": hkv * m * dv}
         for t in "qkv":
             c[t + "_data"] = rng.integers(-128, 128, size=sizes[t]).astype(np.int8)
+        if bias:  # (scale, zero point, per head) of an int8 additive bias [hq or 1][n][m]
+            sb, zb, bias_per_head = bias
+            cnt = hq if bias_per_head else 1
+            c["bias"] = ([float(np.float32(sb * (1.0 + 0.5 * h))) for h in range(cnt)], [zb + h for h in range(cnt)])
+            c["bias_data"] = rng.integers(-128, 128, size=cnt * n * m).astype(np.int8)
+            if bias_per_head:
+                c["mask"]["head_stride"] = n * m
         if fill:
             fill(c, rng)
         cases.append(c)
@@ -243,6 +265,21 @@ def make_cases():
     case("default softmax scale", (2, 5, 10, 3, 1, 1), s0, z1, 12, softmax_scale=None)
     case("long row", (2, 100, 16, 8, 1, 1), {"q": 0.01, "k": 0.01, "v": 0.05, "y": 0.02}, z0, 13)
     case("single element", (1, 1, 1, 1, 1, 1), s0, z1, 14)
+    case("int8 bias, per tensor", (4, 9, 8, 5, 1, 1), s0, z1, 15, bias=(0.05, 3, False))
+    def alibi(c, rng):  # a linear position bias, steeper per head, under a causal mask
+        n, m, _, _, hq, _ = c["dims"]
+        b = np.zeros((hq, n, m), dtype=np.int64)
+        for h in range(hq):
+            for i in range(n):
+                b[h, i] = np.clip(-(h + 1) * np.abs(i + m - n - np.arange(m)), -128, 127)
+        c["bias_data"] = b.astype(np.int8).ravel()
+    case("int8 bias per head (ALiBi-like), causal, GQA", (5, 8, 8, 4, 4, 2), s0, z1, 16,
+         mask={"causal": 2}, bias=(0.25, 0, True), fill=alibi)
+    def bias_bits(c, rng):
+        n, m = c["dims"][0], c["dims"][1]
+        c["mask"]["keep"] = rng.integers(0, 256, size=n * ((m + 7) // 8)).astype(np.uint8)
+    case("int8 bias with keep bits, large bias scale", (3, 11, 6, 4, 1, 1), s0, z0, 17,
+         mask={"keep_kind": 2}, bias=(1.0, -10, False), fill=bias_bits)
     return cases
 
 
@@ -276,9 +313,16 @@ def render(cases):
         for t in "qkv":
             out.append(c_array("int8_t", p + t, c[t + "_data"]))
         flat = []
-        for (lm, om, zq, zk, zv, zy) in plans:
-            flat += [lm[0], lm[1], om[0], om[1], zq, zk, zv, zy]
-        out.append(c_array("int32_t", p + "plan", flat, per_line=8))
+        for (lm, om, bm, zq, zk, zv, zy, zb) in plans:
+            flat += [lm[0], lm[1], om[0], om[1], bm[0], bm[1], zq, zk, zv, zy, zb]
+        out.append(c_array("int32_t", p + "plan", flat, per_line=11))
+        bias_ptr, bias_scale, bias_zero, bias_count = "nullptr", "nullptr", "nullptr", 0
+        if c.get("bias"):
+            out.append(c_floats(p + "bias_scale", c["bias"][0]))
+            out.append(c_array("int32_t", p + "bias_zero", c["bias"][1]))
+            out.append(c_array("int8_t", p + "bias", c["bias_data"]))
+            bias_ptr, bias_scale, bias_zero = p + "bias", p + "bias_scale", p + "bias_zero"
+            bias_count = len(c["bias"][0])
         out.append(c_array("int8_t", p + "y", y))
         out.append(c_array("uint16_t", p + "weights", w))
         mask = c["mask"]
@@ -296,7 +340,8 @@ def render(cases):
             f"     {{{len(c['q'][0])}, {len(c['k'][0])}, {len(c['v'][0])}, {len(c['y'][0])}}},\n"
             f"     {mask.get('causal', 0)}, {left}, {right}, {align}, {mask.get('kv_len', UINT32_MAX)}u, "
             f"{mask.get('keep_kind', 0)}, {keep}, {mask.get('head_stride', 0)},\n"
-            f"     {p}q, {p}k, {p}v, {p}plan, {p}y, {p}weights}},")
+            f"     {p}q, {p}k, {p}v, {bias_ptr}, {bias_scale}, {bias_zero}, {bias_count},\n"
+            f"     {p}plan, {p}y, {p}weights}},")
     out += ["struct Case {",
             "  const char* name;",
             "  size_t dims[6];  // n, m, dk, dv, hq, hkv",
@@ -313,7 +358,11 @@ def render(cases):
             "  const uint8_t* keep;",
             "  size_t head_stride;",
             "  const int8_t *q, *k, *v;",
-            "  const int32_t* plan;         // per query head: logit m, s, output m, s, zq, zk, zv, zy",
+            "  const int8_t* bias;          // int8 additive bias, or nullptr",
+            "  const float* bias_scale;",
+            "  const int32_t* bias_zero;",
+            "  size_t bias_count;",
+            "  const int32_t* plan;         // per query head: logit m, s, output m, s, bias m, s, zq, zk, zv, zy, zb",
             "  const int8_t* y;",
             "  const uint16_t* weights;",
             "};", "",

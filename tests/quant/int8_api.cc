@@ -99,6 +99,32 @@ TA_CASE("int8 api: bad scales, zero points and multipliers are rejected before a
     sc.softmax_scale = -1.0f;
     expect_plan_error(sc, Status::kBadQuantization, "negative softmax scale");
   }
+  {  // the optional int8 bias: its scale, zero point, count and multiplier
+    const float bad_bias_scales[] = {0.0f, -1.0f, kNan, kInf, 1e9f};  // 1e9: multiplier >= 2^31
+    for (float b : bad_bias_scales) {
+      Setup s;
+      float sb = b;
+      Int8Scheme sc = s.scheme();
+      sc.bias = QuantParams{&sb, nullptr, 1};
+      expect_plan_error(sc, Status::kBadQuantization, "bad bias scale");
+    }
+    Setup s;
+    float sb[2] = {0.1f, 0.2f};
+    int32_t zb[2] = {0, 128};
+    Int8Scheme sc = s.scheme();
+    sc.bias = QuantParams{sb, zb, 2};
+    expect_plan_error(sc, Status::kBadQuantization, "bias zero point 128");
+    sc.bias = QuantParams{sb, nullptr, 3};
+    expect_plan_error(sc, Status::kBadQuantization, "bias count 3 with Hq 2");
+  }
+  {  // a logit multiplier with shift < 2 (one score unit worth >= 8 in log2)
+    Setup s;
+    s.sq[0] = 3.0f;  // 3 * 3 * log2(e) = 13 per unit: representable, but shift 1
+    s.sk[0] = 3.0f;
+    Int8Scheme sc = s.scheme();
+    sc.softmax_scale = 1.0f;
+    expect_plan_error(sc, Status::kBadQuantization, "logit shift below 2");
+  }
   {  // missing scale array; too small a plan array
     Setup s;
     Int8Scheme sc = s.scheme();
@@ -147,7 +173,7 @@ TA_CASE("int8 api: forward_i8 rejects bad plans and requests without writing") {
   };
   const Workspace wsp{ws, wsb};
   // Each invalid plan field.
-  for (int field = 0; field < 8; ++field) {
+  for (int field = 0; field < 11; ++field) {
     Int8HeadPlan bad[2] = {good[0], good[1]};
     switch (field) {
       case 0: bad[1].logit.multiplier = 0; break;
@@ -157,14 +183,31 @@ TA_CASE("int8 api: forward_i8 rejects bad plans and requests without writing") {
       case 4: bad[0].output.multiplier = -5; break;
       case 5: bad[1].q_zero = 128; break;
       case 6: bad[0].v_zero = -129; break;
-      default: bad[1].y_zero = 300; break;
+      case 7: bad[1].y_zero = 300; break;
+      case 8: bad[0].logit.shift = 1; break;                       // below the minimum 2
+      case 9: bad[1].bias = FixedMultiplier{5, 3}; break;          // neither unset nor normalised
+      default: bad[0].bias_zero = -200; break;
     }
     expect(Status::kBadQuantization, io, Int8Plan{bad, 2}, wsp, Mask{}, "invalid plan field");
   }
   expect(Status::kBadQuantization, io, Int8Plan{good, 1}, wsp, Mask{}, "plan count != Hq");
+  int8_t* bias = alloc<int8_t>(d.n * d.m);
+  for (size_t i = 0; i < d.n * d.m; ++i) bias[i] = static_cast<int8_t>(i);
+  expect(Status::kBadQuantization, ForwardIoI8{q, k, v, y, w, bias}, Int8Plan{good, 2}, wsp, Mask{},
+         "int8 bias with a plan made without one");
+  {
+    float sb = 0.1f;
+    Int8Scheme sc = s.scheme();
+    sc.bias = QuantParams{&sb, nullptr, 1};
+    Int8HeadPlan with_bias[2];
+    TA_CHECK(plan_int8(d, sc, with_bias, 2) == Status::kOk);
+    expect(Status::kAliasing, ForwardIoI8{q, k, v, y, w, reinterpret_cast<const int8_t*>(w)}, Int8Plan{with_bias, 2},
+           wsp, Mask{}, "bias overlapping the weights");
+    TA_CHECK(forward_i8(d, ForwardIoI8{q, k, v, y, w, bias}, Int8Plan{with_bias, 2}, wsp) == Status::kOk);
+  }
   expect(Status::kNullPointer, io, Int8Plan{nullptr, 2}, wsp, Mask{}, "null plan");
-  const float bias[4 * 6] = {};
-  expect(Status::kUnsupported, io, Int8Plan{good, 2}, wsp, Mask::additive(bias), "float bias");
+  const float float_bias[4 * 6] = {};
+  expect(Status::kUnsupported, io, Int8Plan{good, 2}, wsp, Mask::additive(float_bias), "float bias");
   expect(Status::kWorkspaceTooSmall, io, Int8Plan{good, 2}, Workspace{ws, wsb - 1}, Mask{}, "small workspace");
   expect(Status::kBadMask, io, Int8Plan{good, 2}, wsp, Mask::key_padding(7), "kv_len > M");
   expect(Status::kAliasing, ForwardIoI8{q, k, v, y, reinterpret_cast<uint16_t*>(ws)}, Int8Plan{good, 2}, wsp, Mask{},

@@ -23,6 +23,7 @@ Int8Scheme scheme_of(const golden_i8::Case& c) {
   QuantParams* t[4] = {&s.q, &s.k, &s.v, &s.y};
   for (int i = 0; i < 4; ++i) *t[i] = QuantParams{c.scale[i], c.zero[i], c.count[i]};
   if (c.has_softmax_scale) s.softmax_scale = c.softmax_scale;
+  if (c.bias) s.bias = QuantParams{c.bias_scale, c.bias_zero, c.bias_count};
   return s;
 }
 
@@ -47,11 +48,12 @@ TA_CASE("int8 golden: plans match the generator") {
     TA_CHECK_MSG(s == Status::kOk, "%s: plan status %s", c.name, to_string(s));
     if (s != Status::kOk) continue;
     for (size_t h = 0; h < d.hq; ++h) {
-      const int32_t* g = c.plan + 8 * h;
+      const int32_t* g = c.plan + 11 * h;
       const Int8HeadPlan& p = plans[h];
-      const int32_t got[8] = {p.logit.multiplier, p.logit.shift, p.output.multiplier, p.output.shift,
-                              p.q_zero,           p.k_zero,      p.v_zero,            p.y_zero};
-      for (int f = 0; f < 8; ++f)
+      const int32_t got[11] = {p.logit.multiplier, p.logit.shift, p.output.multiplier, p.output.shift,
+                               p.bias.multiplier,  p.bias.shift,  p.q_zero,            p.k_zero,
+                               p.v_zero,           p.y_zero,      p.bias_zero};
+      for (int f = 0; f < 11; ++f)
         TA_CHECK_MSG(got[f] == g[f], "%s head %zu field %d: %ld, generator %ld", c.name, h, f,
                      static_cast<long>(got[f]), static_cast<long>(g[f]));
     }
@@ -72,7 +74,7 @@ TA_CASE("int8 golden: outputs and weights are byte-identical to the generator") 
     unsigned char* ws = alloc<unsigned char>(forward_i8_workspace_bytes(d));
     std::memset(y, 0x5a, d.y_elems());
     std::memset(w, 0x5a, d.weight_elems() * 2);
-    const Status s = forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w}, Int8Plan{plans, d.hq},
+    const Status s = forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w, c.bias}, Int8Plan{plans, d.hq},
                                 Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c));
     TA_CHECK_MSG(s == Status::kOk, "%s: status %s", c.name, to_string(s));
     size_t bad_y = 0, bad_w = 0, first = 0;
@@ -86,7 +88,7 @@ TA_CASE("int8 golden: outputs and weights are byte-identical to the generator") 
 
     // Without weights requested, the output bytes are the same.
     std::memset(y, 0x5a, d.y_elems());
-    forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, nullptr}, Int8Plan{plans, d.hq},
+    forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, nullptr, c.bias}, Int8Plan{plans, d.hq},
                Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c));
     TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0, "%s: output depends on whether weights are requested", c.name);
   }

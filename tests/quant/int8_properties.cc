@@ -34,6 +34,9 @@ struct Problem {
   int32_t zq[8], zk[8], zv[8], zy[8];
   Int8Scheme scheme;
   Int8HeadPlan plans[8];
+  int8_t* bias;  // optional int8 additive bias [Hq][N][M] (head stride N*M)
+  float sb[8];
+  int32_t zb[8];
   bool ok;
 };
 
@@ -42,7 +45,7 @@ struct Worst {
   double weight_lsb = 0, row_sum_lsb = 0, y_lsb = 0, y_lsb_unsaturated_small_l = 0;
 } g_worst;
 
-Problem make(const Dims& d, uint64_t seed, Fill fill, bool per_head, bool zero_points) {
+Problem make(const Dims& d, uint64_t seed, Fill fill, bool per_head, bool zero_points, bool with_bias = false) {
   Problem p{};
   p.d = d;
   p.q = alloc<int8_t>(d.q_elems());
@@ -86,6 +89,19 @@ Problem make(const Dims& d, uint64_t seed, Fill fill, bool per_head, bool zero_p
   p.scheme.v = QuantParams{p.sv, p.zv, ck};
   p.scheme.y = QuantParams{p.sy, p.zy, cq};
   p.scheme.softmax_scale = 1.0f / std::sqrt(static_cast<float>(d.dk));
+  if (with_bias) {
+    p.bias = alloc<int8_t>(d.hq * d.n * d.m);
+    if (!p.bias) {
+      p.ok = false;
+      return p;
+    }
+    for (size_t x = 0; x < d.hq * d.n * d.m; ++x) p.bias[x] = static_cast<int8_t>(rng.next_u64());
+    for (size_t h = 0; h < 8; ++h) {
+      p.sb[h] = 0.02f * static_cast<float>(h + 1);  // up to +-2.6 .. +-20 in logit units
+      p.zb[h] = zero_points ? static_cast<int32_t>(h) * 5 - 10 : 0;
+    }
+    p.scheme.bias = QuantParams{p.sb, p.zb, per_head ? d.hq : 1};
+  }
   p.ok = plan_int8(d, p.scheme, p.plans, 8) == Status::kOk;
   return p;
 }
@@ -98,7 +114,7 @@ Status run(Problem& p, const Mask& mask) {
   const size_t bytes = forward_i8_workspace_bytes(p.d);
   unsigned char* ws = p.ws + 1;
   std::memset(ws + bytes, 0xa5, 63);
-  const Status s = forward_i8(p.d, ForwardIoI8{p.q, p.k, p.v, p.y, p.w}, Int8Plan{p.plans, p.d.hq},
+  const Status s = forward_i8(p.d, ForwardIoI8{p.q, p.k, p.v, p.y, p.w, p.bias}, Int8Plan{p.plans, p.d.hq},
                               Workspace{ws, bytes}, mask);
   size_t touched = 0;
   for (size_t x = 0; x < 63; ++x) touched += ws[bytes + x] != 0xa5;
@@ -135,6 +151,10 @@ void check(Problem& p, const Mask& mask, const char* what) {
         for (size_t c = 0; c < d.dk; ++c)
           dot += (int64_t{p.q[row * d.dk + c]} - zq) * (int64_t{p.k[(kv * d.m + j) * d.dk + c]} - zk);
         a[j] = ss * sq * sk * static_cast<double>(dot);
+        if (p.bias) {
+          const size_t b = at(p.scheme.bias, h);
+          a[j] += static_cast<double>(p.sb[b]) * (p.bias[(h * d.n + i) * d.m + j] - p.zb[b]);
+        }
         mx = a[j] > mx ? a[j] : mx;
         ++visible;
       }
@@ -196,14 +216,16 @@ void check(Problem& p, const Mask& mask, const char* what) {
 const Dims kShapes[] = {{1, 1, 1, 1}, {3, 7, 17, 5}, {7, 17, 33, 7}, {16, 16, 32, 32}, {5, 100, 16, 9},
                         {4, 12, 8, 6, 4, 2}, {6, 9, 8, 5, 4, 1}};
 
-void sweep(const Mask& mask, const char* what, Fill fill, bool per_head, bool zero_points, uint64_t seed) {
+void sweep(const Mask& mask, const char* what, Fill fill, bool per_head, bool zero_points, uint64_t seed,
+           bool with_bias = false) {
   for (const Dims& d : kShapes) {
     Arena::Scope scope;
-    Problem p = make(d, seed++, fill, per_head, zero_points);
+    Problem p = make(d, seed++, fill, per_head, zero_points, with_bias);
     TA_CHECK_MSG(p.ok, "%s: setup failed", what);
     if (!p.ok) continue;
     Mask m = mask;
     if (m.kv_len != kAllKeys && m.kv_len > d.m) m.kv_len = static_cast<uint32_t>(d.m / 2);
+    if (with_bias) m.head_stride = d.n * d.m;
     const Status s = run(p, m);
     TA_CHECK_MSG(s == Status::kOk, "%s: status %s", what, to_string(s));
     if (s == Status::kOk) check(p, m, what);
@@ -233,6 +255,13 @@ TA_CASE("int8 properties: every structured mask") {
   Mask empty = Mask::sliding_window(-3, 3, Align::kTopLeft);  // rows near the end see nothing
   empty.kv_len = 2;
   sweep(empty, "window beyond kv_len (fully masked rows)", Fill::kRandom, false, true, 1200);
+}
+
+TA_CASE("int8 properties: int8 additive bias, per tensor and per head, with masks") {
+  sweep(Mask::none(), "bias", Fill::kRandom, false, false, 1400, true);
+  sweep(Mask::none(), "bias, per head, zero points", Fill::kRandom, true, true, 1500, true);
+  sweep(Mask::causal_bottom_right(), "bias, causal", Fill::kLargeLogits, true, true, 1600, true);
+  sweep(Mask::sliding_window(1, 1, Align::kTopLeft), "bias, window", Fill::kEqualLogits, false, true, 1700, true);
 }
 
 TA_CASE("int8 properties: keep bytes and keep bits, per head") {

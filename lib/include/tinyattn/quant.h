@@ -9,7 +9,9 @@
 //     also be computed offline and stored in flash.
 //  2. forward_i8() (run time, integer arithmetic only, no FPU needed):
 //       s_j  = sum_c (q_c - zq)(k_jc - zk)                 int32, exact
-//       u_j  = round((s_j - max_j s_j) * logit multiplier)  base-2 logit, Q5.26
+//       L_j  = round(s_j * logit multiplier) [+ round((b_j - zb) * bias multiplier)]
+//                                                           base-2 logit, 26 fraction bits
+//       u_j  = L_j - max_j L_j
 //       e_j  = exp2_q30(u_j)                                2^u in Q1.30
 //       p_j  = floor((e_j * 2^15 + floor(S / 2)) / S),  S = sum_j e_j
 //                                                           probability, Q0.15 in uint16
@@ -18,9 +20,10 @@
 //     p_j >= 0). Results are bit-identical on every target: the same integer
 //     operations in the same order, no SIMD reassociation can change an exact sum.
 //
-// Masks: every structured mask (causal, window, kv_len) and the keep masks.
-// A float additive bias is not available on this path (kUnsupported): it would
-// need floating point at run time.
+// Masks: every structured mask (causal, window, kv_len), the keep masks, and
+// an additive bias given as int8 (ForwardIoI8::bias, quantized like the other
+// tensors). A float Mask::bias is kUnsupported here: it would need floating
+// point at run time.
 #pragma once
 
 #include <array>
@@ -53,6 +56,9 @@ struct QuantParams {
 struct Int8Scheme {
   QuantParams q, k, v, y;
   std::optional<float> softmax_scale;  // unset: 1/sqrt(Dk), as fp32 forward()
+  // Optional additive logit bias (ForwardIoI8::bias): real = scale * (b - zero_point),
+  // added to the scaled logits; count 1 or Hq. bias.scale == nullptr: no bias.
+  QuantParams bias;
 };
 
 // real ~= multiplier * 2^-shift, multiplier in [2^30, 2^31), shift in [0, 62].
@@ -63,9 +69,10 @@ struct FixedMultiplier {
 
 // Everything forward_i8 needs for one query head: integers only.
 struct Int8HeadPlan {
-  FixedMultiplier logit;   // softmax_scale * sq * sk * log2(e) * 2^26
+  FixedMultiplier logit;   // softmax_scale * sq * sk * log2(e) * 2^26; shift >= 2
   FixedMultiplier output;  // sv / (sy * 2^15)
-  int32_t q_zero = 0, k_zero = 0, v_zero = 0, y_zero = 0;
+  FixedMultiplier bias;    // sb * log2(e) * 2^26, or {0, 0}: no bias planned
+  int32_t q_zero = 0, k_zero = 0, v_zero = 0, y_zero = 0, bias_zero = 0;
 };
 
 // A plan: one Int8HeadPlan per query head.
@@ -93,6 +100,10 @@ struct ForwardIoI8 {
   const int8_t* v = nullptr;  // [Hkv][M][Dv]
   int8_t* y = nullptr;        // [Hq][N][Dv]        required
   uint16_t* weights = nullptr;  // [Hq][N][M] Q0.15 probabilities, optional
+  // Optional additive logit bias [N][M] (per query head every Mask::head_stride
+  // elements, like the keep masks; 0 broadcasts); needs a plan made with
+  // Int8Scheme::bias. Use the keep masks, not a bias, to mask keys out.
+  const int8_t* bias = nullptr;
 };
 
 // Scratch: a row of M int32 scores and a row of Dv int32 sums, plus alignment slack.
@@ -103,8 +114,9 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 
 // Validates everything, then computes. On error nothing is written.
 // Extra statuses beyond forward(): kBadDimension for Dk > kMaxDkInt8,
-// kBadQuantization for a plan with the wrong count or invalid entries,
-// kUnsupported for a mask with a float bias.
+// kBadQuantization for a plan with the wrong count or invalid entries (or
+// without a bias multiplier when io.bias is set), kUnsupported for a mask
+// with a float bias.
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {});
 
 // The integer building blocks, exposed so users and tests can reproduce them.
