@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #define TINYATTN_HALF_F16C_STATIC 1
 #elif (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define TINYATTN_HALF_F16C_DYNAMIC 1
 #elif defined(__ARM_FP16_FORMAT_IEEE)
@@ -101,8 +102,19 @@ __attribute__((target("f16c,avx"))) void f16c_to_half_n(const float* in, half* o
 #if defined(TINYATTN_HALF_F16C_STATIC)
 constexpr bool has_f16c() { return true; }
 #else
+// CPUID.1:ECX F16C (29), AVX (28), OSXSAVE (27), and the OS saving YMM state
+// (XCR0 bits 1-2). (__builtin_cpu_supports("f16c") is GCC-only.)
+bool detect_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned need = (1u << 27) | (1u << 28) | (1u << 29);
+  if ((c & need) != need) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6u) == 6u;
+}
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool yes = detect_f16c();
   return yes;
 }
 #endif
