@@ -1,0 +1,106 @@
+// Allocation freedom of the fp16 and int8 paths: plan_int8, forward_i8,
+// forward_f16, the conversions and the compile-time classes never touch the
+// heap (counted by tests/alloc/counting_allocator.cc, as tests/alloc does).
+#include <cstdlib>
+#include <cstring>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/tinyattn.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TINYATTN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TINYATTN_ASAN 1
+#endif
+#endif
+
+unsigned long tinyattn_test_allocations();
+#if TINYATTN_ASAN
+bool tinyattn_test_hooks_installed();
+#endif
+
+using namespace tinyattn;
+using tatest::alloc;
+using tatest::Arena;
+
+namespace {
+
+void* volatile g_sink;
+
+using S = Shape<9, 13, 8, 5, 4, 2>;
+AttentionI8<S> g_i8;
+AttentionI8<S>::Q g_q8;
+AttentionI8<S>::K g_k8;
+AttentionI8<S>::V g_v8;
+AttentionI8<S>::Y g_y8;
+AttentionI8<S>::Weights g_w8;
+AttentionF16<S> g_f16;
+AttentionF16<S>::Q g_qh;
+AttentionF16<S>::K g_kh;
+AttentionF16<S>::V g_vh;
+AttentionF16<S>::Y g_yh;
+AttentionF16<S>::Weights g_wh;
+
+}  // namespace
+
+TA_CASE("quant alloc: the counter sees malloc and operator new") {
+#if TINYATTN_ASAN
+  TA_CHECK_MSG(tinyattn_test_hooks_installed(), "ASan refused the malloc hook");
+#endif
+  unsigned long before = tinyattn_test_allocations();
+  g_sink = std::malloc(24);
+  TA_CHECK_MSG(tinyattn_test_allocations() > before, "malloc not counted");
+  std::free(g_sink);
+  before = tinyattn_test_allocations();
+  int* one = new int(3);
+  g_sink = one;
+  TA_CHECK_MSG(tinyattn_test_allocations() > before, "operator new not counted");
+  delete one;
+}
+
+TA_CASE("quant alloc: int8 and fp16 paths allocate nothing") {
+  const Dims d = S::dims;
+  for (size_t i = 0; i < g_q8.size(); ++i) g_q8[i] = static_cast<int8_t>(i * 7);
+  for (size_t i = 0; i < g_k8.size(); ++i) g_k8[i] = static_cast<int8_t>(i * 11);
+  for (size_t i = 0; i < g_v8.size(); ++i) g_v8[i] = static_cast<int8_t>(i * 13);
+  for (size_t i = 0; i < g_qh.size(); ++i) g_qh[i] = to_half(0.01f * static_cast<float>(i % 17));
+  for (size_t i = 0; i < g_kh.size(); ++i) g_kh[i] = to_half(0.02f * static_cast<float>(i % 13));
+  for (size_t i = 0; i < g_vh.size(); ++i) g_vh[i] = to_half(0.03f * static_cast<float>(i % 11));
+  const float sq = 0.02f, sk = 0.03f, sv = 0.05f, sy = 0.05f, sb = 0.1f;
+  Int8Scheme scheme;
+  scheme.q = {&sq, nullptr, 1};
+  scheme.k = {&sk, nullptr, 1};
+  scheme.v = {&sv, nullptr, 1};
+  scheme.y = {&sy, nullptr, 1};
+  scheme.bias = {&sb, nullptr, 1};
+  Arena::Scope scope;
+  int8_t* bias = alloc<int8_t>(d.n * d.m);
+  uint8_t* bits = alloc<uint8_t>(d.n * keep_bits_row_bytes(d.m));
+  TA_CHECK((bias != nullptr && bits != nullptr));
+  if (!bias || !bits) return;
+  for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = static_cast<int8_t>(x * 3);
+  for (size_t x = 0; x < d.n * keep_bits_row_bytes(d.m); ++x) bits[x] = static_cast<uint8_t>(x * 37 + 5);
+  Mask masks[3] = {Mask::none(), Mask::causal_bottom_right(), Mask::keep_bitmask(bits)};
+  masks[2].window = {2, 3, Align::kTopLeft};
+
+  const unsigned long before = tinyattn_test_allocations();
+  Status s = g_i8.configure(scheme);
+  Int8HeadPlan plans[S::kHq];
+  s = s == Status::kOk ? plan_int8(d, scheme, plans, S::kHq) : s;
+  size_t bad = s != Status::kOk;
+  for (const Mask& m : masks) {
+    bad += g_i8(g_q8, g_k8, g_v8, g_y8, m, &g_w8) != Status::kOk;
+    bad += g_i8.run(ForwardIoI8{g_q8.data(), g_k8.data(), g_v8.data(), g_y8.data(), nullptr, bias}, m) != Status::kOk;
+    bad += g_f16(g_qh, g_kh, g_vh, g_yh, m, &g_wh) != Status::kOk;
+    bad += g_f16.run(ForwardIoF16{g_qh.data(), g_kh.data(), g_vh.data(), g_yh.data(), nullptr, nullptr}, m) !=
+           Status::kOk;
+  }
+  float widened[8];
+  to_float(g_qh.data(), widened, 8);
+  to_half(widened, g_yh.data(), 8);
+  const unsigned long after = tinyattn_test_allocations();
+  TA_CHECK_MSG(bad == 0, "%zu calls failed", bad);
+  TA_CHECK_MSG(after == before, "%lu heap allocations", after - before);
+}
