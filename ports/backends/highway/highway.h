@@ -1,0 +1,16 @@
+// The Highway port: the kernel table written once with Google Highway.
+// Static dispatch (default): the target the compiler flags select, header-only.
+// TINYATTN_HWY_DYNAMIC: every attainable target, chosen at run time.
+#pragma once
+
+#include "tinyattn/kernels.h"
+
+namespace tinyattn {
+namespace highway {
+
+// The table of the Highway target that runs now (under dynamic dispatch: the
+// best one this CPU supports, re-chosen after hwy::SetSupportedTargetsForTest).
+const KernelsF32& kernels_f32();
+
+}  // namespace highway
+}  // namespace tinyattn

@@ -1,0 +1,293 @@
+// KernelsF32 written once with Highway. Under TINYATTN_HWY_DYNAMIC this file is
+// compiled once per target by foreach_target.h (HWY_TARGET_INCLUDE is found
+// through this folder on the include path); otherwise only the static target.
+// Each target builds its own table, so dispatch happens once per kernels_f32()
+// call, not once per kernel call.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "highway_kernels.cc"
+#if TINYATTN_HWY_DYNAMIC
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#endif
+#include <hwy/highway.h>
+
+#include <limits>
+
+#include "highway.h"
+#include "tinyattn/exp.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tinyattn {
+namespace highway {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+
+// Partial vectors for tails. Where a masked load or store may touch memory
+// beyond the mask (the 128-bit targets emulate it with a full access), go
+// through a buffer on the stack so no byte outside the range is accessed.
+#if !HWY_MEM_OPS_MIGHT_FAULT || HWY_TARGET == HWY_AVX2  // AVX2 has vmaskmovps for 32-bit lanes
+#define TINYATTN_HWY_MASKED_MEM 1
+#else
+#define TINYATTN_HWY_MASKED_MEM 0
+#endif
+
+// Lanes [0, n) from p, the others 0; n < Lanes(d).
+HWY_INLINE V LoadTail(D d, const float* HWY_RESTRICT p, size_t n) {
+#if TINYATTN_HWY_MASKED_MEM
+  return hn::MaskedLoad(hn::FirstN(d, n), d, p);
+#else
+  HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
+  for (size_t i = 0; i < n; ++i) buf[i] = p[i];
+  return hn::Load(d, buf);
+#endif
+}
+
+// Stores lanes [0, n) of v to p; n < Lanes(d).
+HWY_INLINE void StoreTail(D d, V v, float* HWY_RESTRICT p, size_t n) {
+#if TINYATTN_HWY_MASKED_MEM
+  hn::BlendedStore(v, hn::FirstN(d, n), d, p);
+#else
+  HWY_ALIGN float buf[hn::MaxLanes(D())];
+  hn::Store(v, d, buf);
+  for (size_t i = 0; i < n; ++i) p[i] = buf[i];
+#endif
+}
+
+HWY_INLINE float ReduceSum(D d, V v) { return hn::GetLane(hn::SumOfLanes(d, v)); }
+
+// tinyattn::exp_poly (tinyattn/exp.h) step by step, with fused multiply-adds
+// where the target has them (the stated ULP bound covers both roundings).
+HWY_INLINE V ExpPoly(D d, V x) {
+  const ExpCoefficients& c = kExpCoefficients;
+  const hn::RebindToSigned<D> di;
+  const V t = hn::MulAdd(x, hn::Set(d, c.log2e), hn::Set(d, c.magic));  // n + magic
+  const V n = hn::Sub(t, hn::Set(d, c.magic));
+  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));     // 2^n
+  V r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_hi), x);
+  r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_lo), r);
+  V p = hn::MulAdd(hn::Set(d, c.c5), r, hn::Set(d, c.c4));
+  p = hn::MulAdd(p, r, hn::Set(d, c.c3));
+  p = hn::MulAdd(p, r, hn::Set(d, c.c2));
+  p = hn::MulAdd(p, r, hn::Set(d, c.c1));
+  V e = hn::MulAdd(hn::Mul(r, s), p, s);
+  // Comparisons with NaN are false, so NaN stays NaN through both selects.
+  e = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, c.flush_below)), e);
+  e = hn::IfThenElse(hn::Gt(x, hn::Set(d, c.overflow_above)), hn::Inf(d), e);
+  return e;
+}
+
+const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
+
+// Four keys at a time, one accumulator each: four independent FMA chains and
+// each query vector loaded once per four keys.
+void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
+            float scale, float* HWY_RESTRICT s) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const size_t full = dk - dk % N;
+  const size_t rest = dk - full;
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const float* k0 = k + j * ldk;
+    const float* k1 = k0 + ldk;
+    const float* k2 = k1 + ldk;
+    const float* k3 = k2 + ldk;
+    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (size_t c = 0; c < full; c += N) {
+      const V qv = hn::LoadU(d, q + c);
+      a0 = hn::MulAdd(qv, hn::LoadU(d, k0 + c), a0);
+      a1 = hn::MulAdd(qv, hn::LoadU(d, k1 + c), a1);
+      a2 = hn::MulAdd(qv, hn::LoadU(d, k2 + c), a2);
+      a3 = hn::MulAdd(qv, hn::LoadU(d, k3 + c), a3);
+    }
+    if (rest) {
+      const V qv = LoadTail(d, q + full, rest);
+      a0 = hn::MulAdd(qv, LoadTail(d, k0 + full, rest), a0);
+      a1 = hn::MulAdd(qv, LoadTail(d, k1 + full, rest), a1);
+      a2 = hn::MulAdd(qv, LoadTail(d, k2 + full, rest), a2);
+      a3 = hn::MulAdd(qv, LoadTail(d, k3 + full, rest), a3);
+    }
+    s[j] = scale * ReduceSum(d, a0);
+    s[j + 1] = scale * ReduceSum(d, a1);
+    s[j + 2] = scale * ReduceSum(d, a2);
+    s[j + 3] = scale * ReduceSum(d, a3);
+  }
+  for (; j < count; ++j) {
+    const float* kj = k + j * ldk;
+    V a0 = hn::Zero(d), a1 = hn::Zero(d);
+    size_t c = 0;
+    for (; c + 2 * N <= full; c += 2 * N) {
+      a0 = hn::MulAdd(hn::LoadU(d, q + c), hn::LoadU(d, kj + c), a0);
+      a1 = hn::MulAdd(hn::LoadU(d, q + c + N), hn::LoadU(d, kj + c + N), a1);
+    }
+    if (c < full) a0 = hn::MulAdd(hn::LoadU(d, q + c), hn::LoadU(d, kj + c), a0);
+    if (rest) a1 = hn::MulAdd(LoadTail(d, q + full, rest), LoadTail(d, kj + full, rest), a1);
+    s[j] = scale * ReduceSum(d, hn::Add(a0, a1));
+  }
+}
+
+float RowMax(const float* HWY_RESTRICT x, size_t n) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  V m0 = minus_inf, m1 = minus_inf;
+  // Max does not propagate NaN on every target (x86 maxps returns an operand),
+  // so NaNs are tracked separately.
+  auto nan = hn::Lt(m0, m0);  // all false
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    const V v0 = hn::LoadU(d, x + j), v1 = hn::LoadU(d, x + j + N);
+    nan = hn::Or(nan, hn::Or(hn::Ne(v0, v0), hn::Ne(v1, v1)));
+    m0 = hn::Max(m0, v0);
+    m1 = hn::Max(m1, v1);
+  }
+  if (j + N <= n) {
+    const V v = hn::LoadU(d, x + j);
+    nan = hn::Or(nan, hn::Ne(v, v));
+    m0 = hn::Max(m0, v);
+    j += N;
+  }
+  if (j < n) {
+    const V v = hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, x + j, n - j), minus_inf);
+    nan = hn::Or(nan, hn::Ne(v, v));
+    m1 = hn::Max(m1, v);
+  }
+  if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
+  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+}
+
+float ExpShiftSum(float* HWY_RESTRICT x, size_t n, float shift) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V sh = hn::Set(d, shift);
+  V s0 = hn::Zero(d), s1 = hn::Zero(d);
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    const V e0 = ExpPoly(d, hn::Sub(hn::LoadU(d, x + j), sh));
+    const V e1 = ExpPoly(d, hn::Sub(hn::LoadU(d, x + j + N), sh));
+    hn::StoreU(e0, d, x + j);
+    hn::StoreU(e1, d, x + j + N);
+    s0 = hn::Add(s0, e0);
+    s1 = hn::Add(s1, e1);
+  }
+  if (j + N <= n) {
+    const V e = ExpPoly(d, hn::Sub(hn::LoadU(d, x + j), sh));
+    hn::StoreU(e, d, x + j);
+    s0 = hn::Add(s0, e);
+    j += N;
+  }
+  if (j < n) {
+    const V e = hn::IfThenElseZero(hn::FirstN(d, n - j), ExpPoly(d, hn::Sub(LoadTail(d, x + j, n - j), sh)));
+    StoreTail(d, e, x + j, n - j);
+    s1 = hn::Add(s1, e);
+  }
+  return ReduceSum(d, hn::Add(s0, s1));
+}
+
+// Columns in blocks of four vectors held in registers across all keys; each
+// value row is streamed once per block.
+void WeightedSum(const float* HWY_RESTRICT p, const float* HWY_RESTRICT v, size_t ldv, size_t count, size_t dv,
+                 float a, float* HWY_RESTRICT y) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V av = hn::Set(d, a);
+  size_t c = 0;
+  for (; c + 4 * N <= dv; c += 4 * N) {
+    V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);
+    const float* vc = v + c;
+    for (size_t j = 0; j < count; ++j, vc += ldv) {
+      const V pj = hn::Set(d, p[j]);
+      y0 = hn::MulAdd(pj, hn::LoadU(d, vc), y0);
+      y1 = hn::MulAdd(pj, hn::LoadU(d, vc + N), y1);
+      y2 = hn::MulAdd(pj, hn::LoadU(d, vc + 2 * N), y2);
+      y3 = hn::MulAdd(pj, hn::LoadU(d, vc + 3 * N), y3);
+    }
+    hn::StoreU(hn::Mul(y0, av), d, y + c);
+    hn::StoreU(hn::Mul(y1, av), d, y + c + N);
+    hn::StoreU(hn::Mul(y2, av), d, y + c + 2 * N);
+    hn::StoreU(hn::Mul(y3, av), d, y + c + 3 * N);
+  }
+  // Fewer than four vectors left: two chains over even and odd keys.
+  for (; c + N <= dv; c += N) {
+    V y0 = hn::Zero(d), y1 = hn::Zero(d);
+    const float* vc = v + c;
+    size_t j = 0;
+    for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
+      y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
+      y1 = hn::MulAdd(hn::Set(d, p[j + 1]), hn::LoadU(d, vc + ldv), y1);
+    }
+    if (j < count) y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
+    hn::StoreU(hn::Mul(hn::Add(y0, y1), av), d, y + c);
+  }
+  if (c < dv) {
+    const size_t rest = dv - c;
+    V y0 = hn::Zero(d), y1 = hn::Zero(d);
+    const float* vc = v + c;
+    size_t j = 0;
+    for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
+      y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
+      y1 = hn::MulAdd(hn::Set(d, p[j + 1]), LoadTail(d, vc + ldv, rest), y1);
+    }
+    if (j < count) y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
+    StoreTail(d, hn::Mul(hn::Add(y0, y1), av), y + c, rest);
+  }
+}
+
+void Axpy(float a, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, size_t n) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V av = hn::Set(d, a);
+  size_t c = 0;
+  for (; c + N <= n; c += N) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, x + c), hn::LoadU(d, y + c)), d, y + c);
+  if (c < n) {
+    const size_t rest = n - c;
+    StoreTail(d, hn::MulAdd(av, LoadTail(d, x + c, rest), LoadTail(d, y + c, rest)), y + c, rest);
+  }
+}
+
+void Scale(float* HWY_RESTRICT x, size_t n, float a) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V av = hn::Set(d, a);
+  size_t c = 0;
+  for (; c + N <= n; c += N) hn::StoreU(hn::Mul(hn::LoadU(d, x + c), av), d, x + c);
+  if (c < n) StoreTail(d, hn::Mul(LoadTail(d, x + c, n - c), av), x + c, n - c);
+}
+
+void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  size_t j = 0;
+  for (; j + N <= n; j += N) hn::StoreU(ExpPoly(d, hn::LoadU(d, x + j)), d, out + j);
+  if (j < n) StoreTail(d, ExpPoly(d, LoadTail(d, x + j, n - j)), out + j, n - j);
+}
+
+#undef TINYATTN_HWY_MASKED_MEM
+
+const KernelsF32* Table() {
+  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
+                                     WeightedSum, Axpy,      Scale,  Exp};
+  return &kTable;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace highway
+}  // namespace tinyattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tinyattn {
+namespace highway {
+
+#if TINYATTN_HWY_DYNAMIC
+HWY_EXPORT(Table);
+const KernelsF32& kernels_f32() { return *HWY_DYNAMIC_DISPATCH(Table)(); }
+#else
+const KernelsF32& kernels_f32() { return *HWY_STATIC_DISPATCH(Table)(); }
+#endif
+
+}  // namespace highway
+}  // namespace tinyattn
+#endif  // HWY_ONCE
