@@ -1,0 +1,241 @@
+// KernelsF32 written once with xsimd, as a template over the architecture A.
+// Include only from an xsimd_arch_*.cc compiled with A's flags; everything
+// here has internal linkage so no code built for one architecture can be
+// merged into another's (or into code that runs before the CPU check).
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>
+#include <limits>
+
+#include "tinyattn/exp.h"
+#include "tinyattn/kernels.h"
+
+namespace tinyattn {
+namespace xsimd_port {
+namespace {
+
+template <class A>
+struct Kernels {
+  using B = xsimd::batch<float, A>;
+  using I = xsimd::batch<int32_t, A>;
+  static constexpr size_t N = B::size;
+
+  // xsimd has no masked loads: tails go through a buffer on the stack so no
+  // byte outside the given range is read or written.
+  static B load_tail(const float* p, size_t n, float fill) {
+    alignas(A::alignment()) float buf[N];
+    for (size_t i = 0; i < N; ++i) buf[i] = i < n ? p[i] : fill;
+    return B::load_aligned(buf);
+  }
+  static void store_tail(B v, float* p, size_t n) {
+    alignas(A::alignment()) float buf[N];
+    v.store_aligned(buf);
+    for (size_t i = 0; i < n; ++i) p[i] = buf[i];
+  }
+
+  // tinyattn::exp_poly (tinyattn/exp.h) step by step; fma fuses where the
+  // architecture has it (the stated ULP bound covers both roundings).
+  static B exp_poly(B x) {
+    const ExpCoefficients& c = kExpCoefficients;
+    const B t = xsimd::fma(x, B(c.log2e), B(c.magic));  // n + magic
+    const B n = t - B(c.magic);
+    const B s = xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(t) << 23);  // 2^n
+    B r = xsimd::fma(n, B(c.minus_ln2_hi), x);
+    r = xsimd::fma(n, B(c.minus_ln2_lo), r);
+    B p = xsimd::fma(B(c.c5), r, B(c.c4));
+    p = xsimd::fma(p, r, B(c.c3));
+    p = xsimd::fma(p, r, B(c.c2));
+    p = xsimd::fma(p, r, B(c.c1));
+    B e = xsimd::fma(r * s, p, s);
+    // Comparisons with NaN are false, so NaN stays NaN through both selects.
+    e = xsimd::select(x < B(c.flush_below), B(0.0f), e);
+    e = xsimd::select(x > B(c.overflow_above), B(std::numeric_limits<float>::infinity()), e);
+    return e;
+  }
+
+  // Four keys at a time, one accumulator each: independent FMA chains and the
+  // query loaded once per four keys.
+  static void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+    const size_t full = dk - dk % N, rest = dk - full;
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+      const float* k0 = k + j * ldk;
+      const float* k1 = k0 + ldk;
+      const float* k2 = k1 + ldk;
+      const float* k3 = k2 + ldk;
+      B a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+      for (size_t c = 0; c < full; c += N) {
+        const B qv = B::load_unaligned(q + c);
+        a0 = xsimd::fma(qv, B::load_unaligned(k0 + c), a0);
+        a1 = xsimd::fma(qv, B::load_unaligned(k1 + c), a1);
+        a2 = xsimd::fma(qv, B::load_unaligned(k2 + c), a2);
+        a3 = xsimd::fma(qv, B::load_unaligned(k3 + c), a3);
+      }
+      if (rest) {
+        const B qv = load_tail(q + full, rest, 0.0f);
+        a0 = xsimd::fma(qv, load_tail(k0 + full, rest, 0.0f), a0);
+        a1 = xsimd::fma(qv, load_tail(k1 + full, rest, 0.0f), a1);
+        a2 = xsimd::fma(qv, load_tail(k2 + full, rest, 0.0f), a2);
+        a3 = xsimd::fma(qv, load_tail(k3 + full, rest, 0.0f), a3);
+      }
+      s[j] = scale * xsimd::hadd(a0);
+      s[j + 1] = scale * xsimd::hadd(a1);
+      s[j + 2] = scale * xsimd::hadd(a2);
+      s[j + 3] = scale * xsimd::hadd(a3);
+    }
+    for (; j < count; ++j) {
+      const float* kj = k + j * ldk;
+      B a0(0.0f), a1(0.0f);
+      size_t c = 0;
+      for (; c + 2 * N <= full; c += 2 * N) {
+        a0 = xsimd::fma(B::load_unaligned(q + c), B::load_unaligned(kj + c), a0);
+        a1 = xsimd::fma(B::load_unaligned(q + c + N), B::load_unaligned(kj + c + N), a1);
+      }
+      if (c < full) a0 = xsimd::fma(B::load_unaligned(q + c), B::load_unaligned(kj + c), a0);
+      if (rest) a1 = xsimd::fma(load_tail(q + full, rest, 0.0f), load_tail(kj + full, rest, 0.0f), a1);
+      s[j] = scale * xsimd::hadd(a0 + a1);
+    }
+  }
+
+  static float row_max(const float* x, size_t n) {
+    const float minus_inf = -std::numeric_limits<float>::infinity();
+    B m0(minus_inf), m1(minus_inf);
+    // max() does not propagate NaN on every architecture (x86 maxps returns
+    // an operand), so NaNs are tracked separately.
+    auto nan = m0 != m0;
+    size_t j = 0;
+    for (; j + 2 * N <= n; j += 2 * N) {
+      const B v0 = B::load_unaligned(x + j), v1 = B::load_unaligned(x + j + N);
+      nan = nan | (v0 != v0) | (v1 != v1);
+      m0 = xsimd::max(m0, v0);
+      m1 = xsimd::max(m1, v1);
+    }
+    if (j + N <= n) {
+      const B v = B::load_unaligned(x + j);
+      nan = nan | (v != v);
+      m0 = xsimd::max(m0, v);
+      j += N;
+    }
+    if (j < n) {
+      const B v = load_tail(x + j, n - j, minus_inf);
+      nan = nan | (v != v);
+      m1 = xsimd::max(m1, v);
+    }
+    if (xsimd::any(nan)) return std::numeric_limits<float>::quiet_NaN();
+    alignas(A::alignment()) float lanes[N];
+    xsimd::max(m0, m1).store_aligned(lanes);
+    float m = lanes[0];
+    for (size_t i = 1; i < N; ++i) m = lanes[i] > m ? lanes[i] : m;
+    return m;
+  }
+
+  static float exp_shift_sum(float* x, size_t n, float shift) {
+    const B sh(shift);
+    B s0(0.0f), s1(0.0f);
+    size_t j = 0;
+    for (; j + 2 * N <= n; j += 2 * N) {
+      const B e0 = exp_poly(B::load_unaligned(x + j) - sh);
+      const B e1 = exp_poly(B::load_unaligned(x + j + N) - sh);
+      e0.store_unaligned(x + j);
+      e1.store_unaligned(x + j + N);
+      s0 += e0;
+      s1 += e1;
+    }
+    if (j + N <= n) {
+      const B e = exp_poly(B::load_unaligned(x + j) - sh);
+      e.store_unaligned(x + j);
+      s0 += e;
+      j += N;
+    }
+    float tail = 0.0f;
+    if (j < n) {  // only the lanes in range are stored and summed
+      alignas(A::alignment()) float buf[N];
+      exp_poly(load_tail(x + j, n - j, 0.0f) - sh).store_aligned(buf);
+      for (size_t i = 0; i < n - j; ++i) {
+        x[j + i] = buf[i];
+        tail += buf[i];
+      }
+    }
+    return xsimd::hadd(s0 + s1) + tail;
+  }
+
+  // Columns in blocks of four vectors held in registers across all keys.
+  static void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
+    const B av(a);
+    size_t c = 0;
+    for (; c + 4 * N <= dv; c += 4 * N) {
+      B y0(0.0f), y1(0.0f), y2(0.0f), y3(0.0f);
+      const float* vc = v + c;
+      for (size_t j = 0; j < count; ++j, vc += ldv) {
+        const B pj(p[j]);
+        y0 = xsimd::fma(pj, B::load_unaligned(vc), y0);
+        y1 = xsimd::fma(pj, B::load_unaligned(vc + N), y1);
+        y2 = xsimd::fma(pj, B::load_unaligned(vc + 2 * N), y2);
+        y3 = xsimd::fma(pj, B::load_unaligned(vc + 3 * N), y3);
+      }
+      (y0 * av).store_unaligned(y + c);
+      (y1 * av).store_unaligned(y + c + N);
+      (y2 * av).store_unaligned(y + c + 2 * N);
+      (y3 * av).store_unaligned(y + c + 3 * N);
+    }
+    // Fewer than four vectors left: two chains over even and odd keys.
+    for (; c + N <= dv; c += N) {
+      B y0(0.0f), y1(0.0f);
+      const float* vc = v + c;
+      size_t j = 0;
+      for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
+        y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
+        y1 = xsimd::fma(B(p[j + 1]), B::load_unaligned(vc + ldv), y1);
+      }
+      if (j < count) y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
+      ((y0 + y1) * av).store_unaligned(y + c);
+    }
+    if (c < dv) {
+      const size_t rest = dv - c;
+      B y0(0.0f), y1(0.0f);
+      const float* vc = v + c;
+      size_t j = 0;
+      for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
+        y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
+        y1 = xsimd::fma(B(p[j + 1]), load_tail(vc + ldv, rest, 0.0f), y1);
+      }
+      if (j < count) y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
+      store_tail((y0 + y1) * av, y + c, rest);
+    }
+  }
+
+  static void axpy(float a, const float* x, float* y, size_t n) {
+    const B av(a);
+    size_t c = 0;
+    for (; c + N <= n; c += N) xsimd::fma(av, B::load_unaligned(x + c), B::load_unaligned(y + c)).store_unaligned(y + c);
+    if (c < n) store_tail(xsimd::fma(av, load_tail(x + c, n - c, 0.0f), load_tail(y + c, n - c, 0.0f)), y + c, n - c);
+  }
+
+  static void scale(float* x, size_t n, float a) {
+    const B av(a);
+    size_t c = 0;
+    for (; c + N <= n; c += N) (B::load_unaligned(x + c) * av).store_unaligned(x + c);
+    if (c < n) store_tail(load_tail(x + c, n - c, 0.0f) * av, x + c, n - c);
+  }
+
+  static void exp(const float* x, float* out, size_t n) {
+    size_t j = 0;
+    for (; j + N <= n; j += N) exp_poly(B::load_unaligned(x + j)).store_unaligned(out + j);
+    if (j < n) store_tail(exp_poly(load_tail(x + j, n - j, 0.0f)), out + j, n - j);
+  }
+};
+
+// The table for architecture A; `label` is what simd_target() reports.
+template <class A, const char* (*Label)()>
+const KernelsF32* make_table() {
+  using K = Kernels<A>;
+  static constexpr KernelsF32 kTable{"xsimd",          Label,   K::scores, K::row_max, K::exp_shift_sum,
+                                     K::weighted_sum, K::axpy, K::scale,  K::exp};
+  return &kTable;
+}
+
+}  // namespace
+}  // namespace xsimd_port
+}  // namespace tinyattn

@@ -1,0 +1,68 @@
+// Chooses the xsimd architecture at run time: the best one compiled in that
+// the CPU reports (xsimd::available_architectures), unless a test forced one.
+// Compiled with the baseline flags: it only asks the CPU, never runs kernels.
+#include "xsimd_port.h"
+
+#include <xsimd/config/xsimd_arch.hpp>
+
+#include "xsimd_tables.h"
+
+namespace tinyattn {
+namespace xsimd_port {
+namespace {
+
+struct Arch {
+  const KernelsF32* (*table)();
+  bool (*runnable)();
+};
+
+// Best first. Each entry exists only where CMake compiled its translation unit.
+const Arch kArchs[] = {
+#if TINYATTN_XSIMD_AVX2_FMA
+    {table_avx2_fma, [] { return xsimd::available_architectures().fma3_avx2 != 0; }},
+#endif
+#if TINYATTN_XSIMD_SSE4_2
+    {table_sse4_2, [] { return xsimd::available_architectures().sse4_2 != 0; }},
+#endif
+#if TINYATTN_XSIMD_NEON64
+    {table_neon64, [] { return xsimd::available_architectures().neon64 != 0; }},
+#endif
+#if TINYATTN_XSIMD_NEON
+    {table_neon, [] { return xsimd::available_architectures().neon != 0; }},
+#endif
+    {nullptr, nullptr},
+};
+
+const KernelsF32* g_forced = nullptr;
+
+bool same(const char* a, const char* b) {
+  for (; *a && *a == *b; ++a, ++b) {
+  }
+  return *a == *b;
+}
+
+}  // namespace
+
+const KernelsF32* kernels_f32() {
+  if (g_forced) return g_forced;
+  for (const Arch& a : kArchs)
+    if (a.table && a.runnable()) return a.table();
+  return nullptr;
+}
+
+bool force_arch(const char* name) {
+  if (name == nullptr) {
+    g_forced = nullptr;
+    return true;
+  }
+  for (const Arch& a : kArchs)
+    if (a.table && same(a.table()->simd_target(), name)) {
+      if (!a.runnable()) return false;
+      g_forced = a.table();
+      return true;
+    }
+  return false;
+}
+
+}  // namespace xsimd_port
+}  // namespace tinyattn
