@@ -13,6 +13,8 @@ extern "C" void tatest_write(const char* text);
 // A port can install a hook that applies an environment selection (e.g. the
 // Highway port forcing one SIMD target). Weak, so builds without it link.
 extern "C" __attribute__((weak)) const char* tinyattn_test_select_target(const char* request);
+// The same for the xsimd port (TINYATTN_XSIMD_ARCH forces one architecture).
+extern "C" __attribute__((weak)) const char* tinyattn_test_select_xsimd_arch(const char* request);
 
 namespace tatest {
 
@@ -32,6 +34,13 @@ void announce_environment() {
     const char* chosen = tinyattn_test_select_target ? tinyattn_test_select_target(request) : nullptr;
     out(fmt("tinyattn: TINYATTN_HWY_TARGET=%s -> %s\n", request, chosen ? chosen : "not available").c_str());
     if (!chosen) std::exit(3);  // asked for a target that cannot run: never pass silently
+  }
+  const char* xsimd_request = std::getenv("TINYATTN_XSIMD_ARCH");
+  if (xsimd_request && *xsimd_request) {
+    const char* chosen =
+        tinyattn_test_select_xsimd_arch ? tinyattn_test_select_xsimd_arch(xsimd_request) : nullptr;
+    out(fmt("tinyattn: TINYATTN_XSIMD_ARCH=%s -> %s\n", xsimd_request, chosen ? chosen : "not available").c_str());
+    if (!chosen) std::exit(3);
   }
 #endif
   char line[256];

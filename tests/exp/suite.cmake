@@ -1,0 +1,9 @@
+# Accuracy of tinyattn's exp in every port (tests/simd adds one run per SIMD
+# target). TINYATTN_EXP_STRIDE: every how many floats of [-87.3, 0] the CI
+# sample takes; raise it for slow emulated targets. TINYATTN_EXP_FULL_SWEEP=1
+# in the environment checks every float (hosted targets).
+set(TINYATTN_EXP_STRIDE 97 CACHE STRING "exp accuracy test: check every Nth float of [-87.3, 0]")
+tinyattn_add_suite(exp
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/exp_accuracy.cc
+  LABELS exp)
+target_compile_definitions(exp PRIVATE TINYATTN_EXP_STRIDE=${TINYATTN_EXP_STRIDE}u)
