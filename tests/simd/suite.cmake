@@ -1,4 +1,4 @@
-# One extra run of the property and exp suites per SIMD target compiled into
+# One extra run of the property, kernel-contract and exp suites per SIMD target compiled into
 # this build: every Highway target (TINYATTN_HWY_TARGET=<T>) and every xsimd
 # architecture (TINYATTN_XSIMD_ARCH=<name>). A target that is compiled but
 # that this CPU cannot run (AVX3 on an AVX2 machine) is reported as Skipped by
@@ -6,10 +6,12 @@
 # (TINYATTN_HWY_TEST_TARGETS, TINYATTN_XSIMD_TEST_ARCHS/_LABELS) so presets and
 # scripts can reuse them. Hosted targets only: boards run the static target.
 if(TATEST_DOCTEST)
-  set(_simd_suites properties)
-  if(TARGET exp)
-    list(APPEND _simd_suites exp)
-  endif()
+  set(_simd_suites)
+  foreach(suite properties kernels exp)
+    if(TARGET ${suite})
+      list(APPEND _simd_suites ${suite})
+    endif()
+  endforeach()
 
   if(TARGET tinyattn_hwy_test_hook)
     target_link_libraries(tatest_runner PRIVATE tinyattn_hwy_test_hook)

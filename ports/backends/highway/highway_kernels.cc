@@ -135,23 +135,23 @@ float RowMax(const float* HWY_RESTRICT x, size_t n) {
   V m0 = minus_inf, m1 = minus_inf;
   // Max does not propagate NaN on every target (x86 maxps returns an operand),
   // so NaNs are tracked separately.
-  auto nan = hn::Lt(m0, m0);  // all false
+  auto nan = hn::IsNaN(m0);  // all false
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
     const V v0 = hn::LoadU(d, x + j), v1 = hn::LoadU(d, x + j + N);
-    nan = hn::Or(nan, hn::Or(hn::Ne(v0, v0), hn::Ne(v1, v1)));
+    nan = hn::Or(nan, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)));
     m0 = hn::Max(m0, v0);
     m1 = hn::Max(m1, v1);
   }
   if (j + N <= n) {
     const V v = hn::LoadU(d, x + j);
-    nan = hn::Or(nan, hn::Ne(v, v));
+    nan = hn::Or(nan, hn::IsNaN(v));
     m0 = hn::Max(m0, v);
     j += N;
   }
   if (j < n) {
     const V v = hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, x + j, n - j), minus_inf);
-    nan = hn::Or(nan, hn::Ne(v, v));
+    nan = hn::Or(nan, hn::IsNaN(v));
     m1 = hn::Max(m1, v);
   }
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();

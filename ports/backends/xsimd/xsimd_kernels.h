@@ -104,23 +104,23 @@ struct Kernels {
     B m0(minus_inf), m1(minus_inf);
     // max() does not propagate NaN on every architecture (x86 maxps returns
     // an operand), so NaNs are tracked separately.
-    auto nan = m0 != m0;
+    auto nan = xsimd::isnan(m0);  // all false
     size_t j = 0;
     for (; j + 2 * N <= n; j += 2 * N) {
       const B v0 = B::load_unaligned(x + j), v1 = B::load_unaligned(x + j + N);
-      nan = nan | (v0 != v0) | (v1 != v1);
+      nan = nan | xsimd::isnan(v0) | xsimd::isnan(v1);
       m0 = xsimd::max(m0, v0);
       m1 = xsimd::max(m1, v1);
     }
     if (j + N <= n) {
       const B v = B::load_unaligned(x + j);
-      nan = nan | (v != v);
+      nan = nan | xsimd::isnan(v);
       m0 = xsimd::max(m0, v);
       j += N;
     }
     if (j < n) {
       const B v = load_tail(x + j, n - j, minus_inf);
-      nan = nan | (v != v);
+      nan = nan | xsimd::isnan(v);
       m1 = xsimd::max(m1, v);
     }
     if (xsimd::any(nan)) return std::numeric_limits<float>::quiet_NaN();

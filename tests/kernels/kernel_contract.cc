@@ -1,0 +1,169 @@
+// The KernelsF32 contract (tinyattn/kernels.h), checked primitive by primitive
+// for every port at every length from 1 to 70 (below, at and past every
+// vector width and unroll factor): values against double-precision sums,
+// row_max's NaN rule at every position, and no write outside the given range.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "support.h"
+#include "tatest.h"
+
+using tinyattn::KernelsF32;
+using namespace tatest;
+
+namespace {
+
+constexpr size_t kMaxLen = 70;
+constexpr size_t kGuard = 16;
+constexpr float kGuardValue = -777.0f;
+
+struct Ports {
+  tinyattn::Port ports[4];
+  size_t n;
+  Ports() : n(ports_under_test(ports, 4)) {}
+};
+
+// A buffer with guard floats on both sides.
+struct Guarded {
+  float* base;
+  size_t n;
+  float* data() { return base + kGuard; }
+  static Guarded make(size_t n) {
+    Guarded g{alloc<float>(n + 2 * kGuard), n};
+    if (g.base)
+      for (size_t i = 0; i < n + 2 * kGuard; ++i) g.base[i] = kGuardValue;
+    return g;
+  }
+  bool intact() const {
+    for (size_t i = 0; i < kGuard; ++i)
+      if (base[i] != kGuardValue || base[kGuard + n + i] != kGuardValue) return false;
+    return true;
+  }
+};
+
+// |got - want| <= tol * scale_of_terms, with scale_of_terms = sum |terms|.
+bool near(float got, double want, double abs_terms) {
+  return std::fabs(static_cast<double>(got) - want) <= 4e-7 * abs_terms + 1e-30;
+}
+
+}  // namespace
+
+TA_CASE("kernels: scores are scaled dot products for every count and dk") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    size_t bad = 0, overrun = 0;
+    Rng rng(7);
+    for (size_t dk = 1; dk <= kMaxLen; dk += (dk < 20 ? 1 : 7))
+      for (size_t count = 1; count <= 11; ++count) {
+        Arena::Scope scope;
+        const size_t ldk = dk + 3;  // rows apart, as for a sliced key matrix
+        float* q = alloc<float>(dk);
+        float* kk = alloc<float>(count * ldk);
+        Guarded s = Guarded::make(count);
+        if (!q || !kk || !s.base) TA_IGNORE("arena too small");
+        rng.fill_normal(q, dk);
+        rng.fill_normal(kk, count * ldk);
+        k.scores(q, kk, ldk, count, dk, 0.5f, s.data());
+        for (size_t j = 0; j < count; ++j) {
+          double want = 0.0, terms = 0.0;
+          for (size_t c = 0; c < dk; ++c) {
+            want += static_cast<double>(q[c]) * kk[j * ldk + c];
+            terms += std::fabs(static_cast<double>(q[c]) * kk[j * ldk + c]);
+          }
+          if (!near(s.data()[j], 0.5 * want, 0.5 * terms * static_cast<double>(dk))) ++bad;
+        }
+        overrun += !s.intact();
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu scores off", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: scores wrote outside s[0, count) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+TA_CASE("kernels: row_max finds the maximum anywhere, and NaN anywhere wins") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    size_t wrong_max = 0, missed_nan = 0;
+    Arena::Scope scope;
+    float* x = alloc<float>(kMaxLen);
+    for (size_t n = 1; n <= kMaxLen; ++n)
+      for (size_t pos = 0; pos < n; ++pos) {
+        for (size_t i = 0; i < n; ++i) x[i] = -std::numeric_limits<float>::infinity();
+        x[pos] = -3.0f;  // the only finite value: every other lane is -inf (masked keys)
+        if (k.row_max(x, n) != -3.0f) ++wrong_max;
+        for (size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.5f - 10.0f;
+        x[pos] = std::numeric_limits<float>::quiet_NaN();
+        const float m = k.row_max(x, n);
+        if (m == m) ++missed_nan;
+      }
+    TA_CHECK_MSG(wrong_max == 0, "%s/%s: %zu wrong maxima", k.port, k.simd_target(), wrong_max);
+    TA_CHECK_MSG(missed_nan == 0, "%s/%s: %zu rows with a NaN did not return NaN", k.port, k.simd_target(), missed_nan);
+  }
+}
+
+TA_CASE("kernels: weighted_sum, axpy and scale for every length") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    size_t bad = 0, overrun = 0;
+    Rng rng(11);
+    for (size_t dv = 1; dv <= kMaxLen; ++dv)
+      for (size_t count : {size_t{1}, size_t{2}, size_t{3}, size_t{9}}) {
+        Arena::Scope scope;
+        const size_t ldv = dv + 5;
+        float* p = alloc<float>(count);
+        float* v = alloc<float>(count * ldv);
+        float* x = alloc<float>(dv);
+        float* y0 = alloc<float>(dv);
+        Guarded y = Guarded::make(dv);
+        if (!p || !v || !x || !y0 || !y.base) TA_IGNORE("arena too small");
+        rng.fill_uniform(p, count, 0.0f, 1.0f);
+        rng.fill_normal(v, count * ldv);
+        rng.fill_normal(x, dv);
+        k.weighted_sum(p, v, ldv, count, dv, 0.25f, y.data());
+        for (size_t c = 0; c < dv; ++c) {
+          double want = 0.0, terms = 0.0;
+          for (size_t j = 0; j < count; ++j) {
+            want += static_cast<double>(p[j]) * v[j * ldv + c];
+            terms += std::fabs(static_cast<double>(p[j]) * v[j * ldv + c]);
+          }
+          if (!near(y.data()[c], 0.25 * want, 0.25 * terms * static_cast<double>(count))) ++bad;
+        }
+        overrun += !y.intact();
+        std::memcpy(y0, y.data(), dv * sizeof(float));
+        k.axpy(-1.5f, x, y.data(), dv);
+        for (size_t c = 0; c < dv; ++c) {
+          const double want = static_cast<double>(y0[c]) - 1.5 * x[c];
+          if (!near(y.data()[c], want, std::fabs(static_cast<double>(y0[c])) + std::fabs(1.5 * x[c]))) ++bad;
+        }
+        overrun += !y.intact();
+        std::memcpy(y0, y.data(), dv * sizeof(float));
+        k.scale(y.data(), dv, 3.0f);
+        for (size_t c = 0; c < dv; ++c)
+          if (y.data()[c] != y0[c] * 3.0f) ++bad;  // one rounding: exact agreement
+        overrun += !y.intact();
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu values off in weighted_sum/axpy/scale", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside [0, n)", k.port, k.simd_target(), overrun);
+  }
+}
+
+TA_CASE("kernels: exp writes exactly n values") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    size_t overrun = 0;
+    for (size_t n = 1; n <= kMaxLen; ++n) {
+      Arena::Scope scope;
+      float* x = alloc<float>(n);
+      Guarded e = Guarded::make(n);
+      if (!x || !e.base) TA_IGNORE("arena too small");
+      for (size_t i = 0; i < n; ++i) x[i] = -0.1f * static_cast<float>(i);
+      k.exp(x, e.data(), n);
+      overrun += !e.intact();
+    }
+    TA_CHECK_MSG(overrun == 0, "%s/%s: exp wrote outside out[0, n) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
