@@ -81,13 +81,19 @@ TA_CASE("kernels: scores are scaled dot products for every count and dk") {
   }
 }
 
-TA_CASE("kernels: row_max finds the maximum anywhere, and NaN anywhere wins") {
+TA_CASE("kernels: row_max finds the maximum anywhere, -inf rows stay -inf, and NaN anywhere wins") {
   Ports pl;
   for (size_t pi = 0; pi < pl.n; ++pi) {
     const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
     size_t wrong_max = 0, missed_nan = 0;
     Arena::Scope scope;
     float* x = alloc<float>(kMaxLen);
+    size_t all_masked = 0;
+    for (size_t n = 1; n <= kMaxLen; ++n) {
+      for (size_t i = 0; i < n; ++i) x[i] = -std::numeric_limits<float>::infinity();
+      all_masked += k.row_max(x, n) != -std::numeric_limits<float>::infinity();  // a fully masked row
+    }
+    TA_CHECK_MSG(all_masked == 0, "%s/%s: %zu rows of -inf did not give -inf", k.port, k.simd_target(), all_masked);
     for (size_t n = 1; n <= kMaxLen; ++n)
       for (size_t pos = 0; pos < n; ++pos) {
         for (size_t i = 0; i < n; ++i) x[i] = -std::numeric_limits<float>::infinity();

@@ -155,7 +155,13 @@ float RowMax(const float* HWY_RESTRICT x, size_t n) {
     m1 = hn::Max(m1, v);
   }
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
-  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+  // Not MaxOfLanes: EMU128's starts from -FLT_MAX, so all -inf (a fully masked
+  // row) would come back finite.
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  hn::Store(hn::Max(m0, m1), d, lanes);
+  float m = lanes[0];
+  for (size_t i = 1; i < N; ++i) m = lanes[i] > m ? lanes[i] : m;
+  return m;
 }
 
 float ExpShiftSum(float* HWY_RESTRICT x, size_t n, float shift) {
