@@ -85,6 +85,34 @@ HWY_INLINE V ExpPoly(D d, V x) {
   return e;
 }
 
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR
+#define TINYATTN_HWY_SUM4 1
+// Adds the halves of a fixed-width vector down to its lowest 128-bit block.
+template <class DV>
+HWY_INLINE auto Fold128(DV dv, hn::Vec<DV> v) {
+  if constexpr (hn::MaxLanes(DV()) <= 4) {
+    (void)dv;
+    return v;
+  } else {
+    const hn::Half<DV> dh;
+    return Fold128(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  }
+}
+
+// The four horizontal sums of a0..a3 in one 128-bit vector (a transpose-add:
+// cheaper than four separate reductions).
+HWY_INLINE hn::Vec<hn::Full128<float>> Sum4(D d, V a0, V a1, V a2, V a3) {
+  const hn::Full128<float> d4;
+  const auto b0 = Fold128(d, a0), b1 = Fold128(d, a1), b2 = Fold128(d, a2), b3 = Fold128(d, a3);
+  // u01 = (b0[0]+b0[2], b1[0]+b1[2], b0[1]+b0[3], b1[1]+b1[3]), u23 alike.
+  const auto u01 = hn::Add(hn::InterleaveLower(d4, b0, b1), hn::InterleaveUpper(d4, b0, b1));
+  const auto u23 = hn::Add(hn::InterleaveLower(d4, b2, b3), hn::InterleaveUpper(d4, b2, b3));
+  return hn::Add(hn::ConcatLowerLower(d4, u23, u01), hn::ConcatUpperUpper(d4, u23, u01));
+}
+#else
+#define TINYATTN_HWY_SUM4 0
+#endif
+
 const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
 
 // Four keys at a time, one accumulator each: four independent FMA chains and
@@ -116,10 +144,15 @@ void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk
       a2 = hn::MulAdd(qv, LoadTail(d, k2 + full, rest), a2);
       a3 = hn::MulAdd(qv, LoadTail(d, k3 + full, rest), a3);
     }
+#if TINYATTN_HWY_SUM4
+    const hn::Full128<float> d4;
+    hn::StoreU(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, s + j);
+#else
     s[j] = scale * ReduceSum(d, a0);
     s[j + 1] = scale * ReduceSum(d, a1);
     s[j + 2] = scale * ReduceSum(d, a2);
     s[j + 3] = scale * ReduceSum(d, a3);
+#endif
   }
   for (; j < count; ++j) {
     const float* kj = k + j * ldk;
@@ -278,6 +311,7 @@ void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
 }
 
 #undef TINYATTN_HWY_MASKED_MEM
+#undef TINYATTN_HWY_SUM4
 
 const KernelsF32* Table() {
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,

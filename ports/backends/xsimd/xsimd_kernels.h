@@ -64,35 +64,26 @@ struct Kernels {
     return e;
   }
 
-  // Four keys at a time, one accumulator each: independent FMA chains and the
-  // query loaded once per four keys.
+  // N keys at a time (N = lanes), one accumulator each: N independent FMA
+  // chains, the query loaded once per N keys, and one haddp turns the N
+  // accumulators into N scores (instead of N horizontal sums).
   static void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
     const size_t full = dk - dk % N, rest = dk - full;
+    const B sc(scale);
     size_t j = 0;
-    for (; j + 4 <= count; j += 4) {
-      const float* k0 = k + j * ldk;
-      const float* k1 = k0 + ldk;
-      const float* k2 = k1 + ldk;
-      const float* k3 = k2 + ldk;
-      B a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+    for (; j + N <= count; j += N) {
+      const float* kb = k + j * ldk;
+      B acc[N];
+      for (size_t i = 0; i < N; ++i) acc[i] = B(0.0f);
       for (size_t c = 0; c < full; c += N) {
         const B qv = B::load_unaligned(q + c);
-        a0 = xsimd::fma(qv, B::load_unaligned(k0 + c), a0);
-        a1 = xsimd::fma(qv, B::load_unaligned(k1 + c), a1);
-        a2 = xsimd::fma(qv, B::load_unaligned(k2 + c), a2);
-        a3 = xsimd::fma(qv, B::load_unaligned(k3 + c), a3);
+        for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, B::load_unaligned(kb + i * ldk + c), acc[i]);
       }
       if (rest) {
         const B qv = load_tail(q + full, rest, 0.0f);
-        a0 = xsimd::fma(qv, load_tail(k0 + full, rest, 0.0f), a0);
-        a1 = xsimd::fma(qv, load_tail(k1 + full, rest, 0.0f), a1);
-        a2 = xsimd::fma(qv, load_tail(k2 + full, rest, 0.0f), a2);
-        a3 = xsimd::fma(qv, load_tail(k3 + full, rest, 0.0f), a3);
+        for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, load_tail(kb + i * ldk + full, rest, 0.0f), acc[i]);
       }
-      s[j] = scale * xsimd::hadd(a0);
-      s[j + 1] = scale * xsimd::hadd(a1);
-      s[j + 2] = scale * xsimd::hadd(a2);
-      s[j + 3] = scale * xsimd::hadd(a3);
+      (xsimd::haddp(acc) * sc).store_unaligned(s + j);
     }
     for (; j < count; ++j) {
       const float* kj = k + j * ldk;
