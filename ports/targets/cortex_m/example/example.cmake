@@ -1,0 +1,24 @@
+# Builds the firmware example for the current board (included from the
+# board's example/CMakeLists.txt) and runs it under QEMU as a test.
+# It links the library with the board glue only: no test framework.
+add_executable(firmware_example ${CMAKE_CURRENT_LIST_DIR}/firmware.cc)
+target_link_libraries(firmware_example PRIVATE tinyattn::tinyattn)
+tinyattn_strict(firmware_example)
+tinyattn_board_executable(firmware_example)
+
+# The self-test is part of the example once the library implements it.
+set(_selftest 0)
+file(GLOB _core_sources "${PROJECT_SOURCE_DIR}/lib/src/*.cc")
+foreach(_src IN LISTS _core_sources)
+  file(STRINGS "${_src}" _hit REGEX "Status (tinyattn::)?selftest\\(")
+  if(_hit)
+    set(_selftest 1)
+  endif()
+endforeach()
+target_compile_definitions(firmware_example PRIVATE TINYATTN_EXAMPLE_SELFTEST=${_selftest})
+
+if(TINYATTN_BUILD_TESTS)
+  add_test(NAME firmware_example COMMAND firmware_example)
+  set_tests_properties(firmware_example PROPERTIES LABELS "board;example"
+                       FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures|example: FAIL")
+endif()
