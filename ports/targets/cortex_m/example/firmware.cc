@@ -94,13 +94,20 @@ void fill(float* x, size_t n, uint32_t seed) {
 
 float abs_value(float x) { return x < 0 ? -x : x; }
 
-bool run_workload() {
+// Helium when the build has it (Cortex-M55), else the build's default port.
+tinyattn::Port pick_port() {
+  return tinyattn::kernels_f32(tinyattn::Port::kMve) ? tinyattn::Port::kMve : tinyattn::Port::kDefault;
+}
+
+bool run_workload(tinyattn::Port port) {
   fill(g_q.data(), g_q.size(), 1u);
   fill(g_k.data(), g_k.size(), 2u);
   fill(g_v.data(), g_v.size(), 3u);
 
+  tinyattn::Options options;
+  options.port = port;
   const tinyattn::Status status =
-      g_attention(g_q, g_k, g_v, g_y, tinyattn::Mask::causal_top_left(), &g_weights);
+      g_attention(g_q, g_k, g_v, g_y, tinyattn::Mask::causal_top_left(), &g_weights, options);
   write("workload: Attention<Shape<8,8,16,16,2,1>> causal: ");
   write(tinyattn::to_string(status));
   write("\n");
@@ -159,7 +166,8 @@ bool run_workload() {
 }  // namespace
 
 int main() {
-  const tinyattn::KernelsF32* kernels = tinyattn::kernels_f32(tinyattn::Port::kDefault);
+  const tinyattn::Port port = pick_port();
+  const tinyattn::KernelsF32* kernels = tinyattn::kernels_f32(port);
   write("tinyattn firmware example\n  port: ");
   write(kernels ? kernels->port : "none");
   write("/");
@@ -170,7 +178,7 @@ int main() {
 #if TINYATTN_EXAMPLE_SELFTEST
   static tinyattn::SelftestReport report;  // static: keeps the stack small
   const tinyattn::Status st =
-      tinyattn::selftest(&report, tinyattn::Port::kDefault, &write, tinyattn::SelftestFormat::kBoth);
+      tinyattn::selftest(&report, port, &write, tinyattn::SelftestFormat::kBoth);
   write("self-test: ");
   write(st == tinyattn::Status::kOk ? (report.passed() ? "PASS" : "FAIL") : tinyattn::to_string(st));
   write("\n");
@@ -179,7 +187,7 @@ int main() {
   write("self-test: not built into this library version\n");
 #endif
 
-  const bool workload_ok = run_workload();
+  const bool workload_ok = run_workload(port);
   ok = ok && workload_ok;
   // The same Unity transcript as the test suites, so one parser counts it.
   write(workload_ok ? "firmware.cc:1:example_workload:PASS\n" : "firmware.cc:1:example_workload:FAIL: properties\n");
