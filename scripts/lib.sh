@@ -157,7 +157,10 @@ run_preset_tests() {
   build_s=$(ta_seconds "$t0" "$t1")
   ta_say "[$label] built in ${build_s}s; ctest $*"
   local log="$dir/ctest-$safe_label.log" rc=0
-  (cd "$dir" && env "$@" ctest -V -j "$JOBS" --no-tests=error) > "$log" 2>&1 || rc=$?
+  # Selections from the caller's shell must not leak into the run; a test
+  # program that hangs under emulation is stopped after 600 s.
+  (cd "$dir" && env -u QEMU_CPU -u TINYATTN_HWY_TARGET -u TINYATTN_XSIMD_ARCH "$@" \
+     ctest -V -j "$JOBS" --no-tests=error --timeout 600) > "$log" 2>&1 || rc=$?
   grep -E '^ *[0-9]+/[0-9]+ Test' "$log" | sed 's/^/    /' >&2 || true
   local before=0 after
   [ -s "$RESULTS" ] && before=$(wc -l < "$RESULTS")
