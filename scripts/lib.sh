@@ -72,11 +72,12 @@ ta_parse_ctest_log() {
       if ($0 ~ /\*\*\*Skipped|Not Run.*Disabled/) status[n] = "skipped"
       else if ($0 ~ / Passed /) status[n] = "passed"
       else status[n] = "failed"
-      order[++count] = n
+      if (n + 0 > maxn) maxn = n + 0
     }
     END {
-      for (i = 1; i <= count; ++i) {
-        n = order[i]; g = group_of(n)
+      for (n = 1; n <= maxn; ++n) {   # ctest test number order: rows in registration order
+        if (!(n in status)) continue
+        g = group_of(n)
         if (!(g in seen)) { seen[g] = 1; groups[++ng] = g }
         wall[g] += time[n]
         if (status[n] == "skipped") { skipped[g]++; if (reason[n] != "") why[g] = reason[n]; continue }
