@@ -52,7 +52,7 @@ ta_parse_ctest_log() {
       if (line ~ /^tinyattn ports: /) {
         ports[n] = substr(line, 17); sub(/ \(default [a-z]+\)$/, "", ports[n])
       } else if (line ~ /^  port: /) {                       # firmware example
-        ports[n] = substr(line, 9)
+        example_port[n] = substr(line, 9)
       } else if (match(line, /^tinyattn: TINYATTN_(HWY_TARGET|XSIMD_ARCH)=/)) {
         port = (line ~ /HWY_TARGET/) ? "highway" : "xsimd"
         want = line; sub(/^[^=]*=/, "", want); sub(/ -> .*/, "", want)
@@ -85,11 +85,12 @@ ta_parse_ctest_log() {
         P[g] += tests[n] - fails[n] - ign[n]; F[g] += fails[n]; I[g] += ign[n]
         if (status[n] == "failed" && fails[n] == 0) { F[g] += 1; broken[g]++ }
         if (g == "default" && ports[n] != "" && !(g in desc)) desc[g] = ports[n]
+        if (g == "default" && example_port[n] != "" && fallback == "") fallback = example_port[n]
       }
       for (k = 1; k <= ng; ++k) {
         g = groups[k]
         if (g == "default") {
-          d = desc[g]; pn = ""; sn = ""
+          d = (g in desc) ? desc[g] : fallback; pn = ""; sn = ""
           m = split(d, parts, " ")
           for (j = 1; j <= m; ++j) {
             split(parts[j], ps, "/"); pn = pn (pn == "" ? "" : "+") ps[1]; sn = sn (sn == "" ? "" : "+") ps[2]
