@@ -13,7 +13,8 @@
 
 extern char tinyattn_error_the_heap_is_disabled_on_this_board[];  // never defined
 
-void* _sbrk(ptrdiff_t increment) {
+// Its own section even without -ffunction-sections, so --gc-sections can drop it.
+__attribute__((section(".text._sbrk"))) void* _sbrk(ptrdiff_t increment) {
   (void)increment;
   return tinyattn_error_the_heap_is_disabled_on_this_board;
 }
