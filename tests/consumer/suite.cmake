@@ -17,8 +17,11 @@ if(NOT CMAKE_CROSSCOMPILING AND NOT TINYATTN_BAREMETAL AND TINYATTN_INSTALL)
   endforeach()
 endif()
 
-# docs/core.md shows tests/consumer/main.cc verbatim: keep them equal.
-add_test(NAME docs_usage_example
-         COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/core.md
-                 -DMAIN=${CMAKE_CURRENT_LIST_DIR}/main.cc -P ${CMAKE_CURRENT_LIST_DIR}/check_doc_example.cmake)
-set_tests_properties(docs_usage_example PROPERTIES LABELS "consumer;docs")
+# docs/core.md and the README show tests/consumer/main.cc verbatim: keep them equal.
+foreach(_doc docs/core.md README.md)
+  string(MAKE_C_IDENTIFIER "${_doc}" _name)
+  add_test(NAME usage_example_${_name}
+           COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/${_doc}
+                   -DMAIN=${CMAKE_CURRENT_LIST_DIR}/main.cc -P ${CMAKE_CURRENT_LIST_DIR}/check_doc_example.cmake)
+  set_tests_properties(usage_example_${_name} PROPERTIES LABELS "consumer;docs")
+endforeach()
