@@ -14,10 +14,13 @@ struct Extent {
   size_t bytes;
 };
 
+// Written with differences rather than end addresses, so an extent that ends
+// at (or a byte count that would run past) the top of the address space
+// cannot wrap around and hide an overlap.
 inline bool overlaps(Extent a, Extent b) {
   if (a.p == nullptr || b.p == nullptr || a.bytes == 0 || b.bytes == 0) return false;
   const uintptr_t a0 = reinterpret_cast<uintptr_t>(a.p), b0 = reinterpret_cast<uintptr_t>(b.p);
-  return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
+  return a0 >= b0 ? a0 - b0 < b.bytes : b0 - a0 < a.bytes;
 }
 
 template <class T>
@@ -25,9 +28,13 @@ inline bool aligned(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % alignof(T) == 0;
 }
 
-// Bytes a mask's element arrays span, for the aliasing checks.
-inline size_t mask_rows_bytes(const Dims& d, size_t row_bytes, size_t head_stride_bytes) {
-  return head_stride_bytes * (d.hq - 1) + d.n * row_bytes;
+// Bytes a mask's element arrays span, for the aliasing checks. Computed in
+// 64 bits; validate(Mask, Dims) has checked that it fits the address space.
+inline uint64_t mask_rows_bytes64(const Dims& d, uint64_t row_bytes, uint64_t head_stride_bytes) {
+  return head_stride_bytes * (uint64_t{d.hq} - 1) + uint64_t{d.n} * row_bytes;
+}
+inline size_t mask_rows_bytes(const Dims& d, uint64_t row_bytes, uint64_t head_stride_bytes) {
+  return static_cast<size_t>(mask_rows_bytes64(d, row_bytes, head_stride_bytes));
 }
 
 Extent keep_extent(const Mask& mask, const Dims& d);

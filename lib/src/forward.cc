@@ -20,7 +20,7 @@ Extent keep_extent(const Mask& mask, const Dims& d) {
 
 Extent bias_extent(const Mask& mask, const Dims& d) {
   if (!mask.bias) return {nullptr, 0};
-  return {mask.bias, mask_rows_bytes(d, d.m * sizeof(float), mask.head_stride * sizeof(float))};
+  return {mask.bias, mask_rows_bytes(d, uint64_t{d.m} * sizeof(float), uint64_t{mask.head_stride} * sizeof(float))};
 }
 
 Status validate_common(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels) {
@@ -37,6 +37,12 @@ Status validate_common(const Dims& d, const Mask& mask, const Options& o, const 
 void apply_element_masks(const Mask& mask, const Dims& d, size_t h, size_t i, KeyRange r, float* s) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   const size_t head_offset = h * mask.head_stride;
+  // Bias first, keep mask last: a dropped key must end at exactly -inf even when
+  // its bias is +inf or NaN (-inf + inf would be NaN and poison the row).
+  if (mask.bias) {
+    const float* row = mask.bias + head_offset + i * d.m;
+    for (size_t j = r.lo; j < r.hi; ++j) s[j - r.lo] += row[j];
+  }
   if (mask.keep) {
     const uint8_t* row = mask.keep + head_offset + i * d.m;
     for (size_t j = r.lo; j < r.hi; ++j)
@@ -45,10 +51,6 @@ void apply_element_masks(const Mask& mask, const Dims& d, size_t h, size_t i, Ke
     const uint8_t* row = mask.keep_bits + head_offset + i * keep_bits_row_bytes(d.m);
     for (size_t j = r.lo; j < r.hi; ++j)
       if (!((row[j >> 3] >> (j & 7)) & 1u)) s[j - r.lo] = minus_inf;
-  }
-  if (mask.bias) {
-    const float* row = mask.bias + head_offset + i * d.m;
-    for (size_t j = r.lo; j < r.hi; ++j) s[j - r.lo] += row[j];
   }
 }
 
@@ -65,7 +67,11 @@ Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const 
   if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) ||
       !detail::aligned(io.y) || !detail::aligned(io.weights) || !detail::aligned(io.lse))
     return Status::kMisaligned;
-  if (ws.bytes < forward_workspace_bytes(d, io.weights != nullptr)) return Status::kWorkspaceTooSmall;
+  // On 32-bit targets Hq*N*M floats may not be addressable (validate(Dims)
+  // checks every other tensor).
+  if (io.weights && !fits_address_space(uint64_t{d.hq} * d.n * d.m)) return Status::kBadDimension;
+  const size_t ws_needed = forward_workspace_bytes(d, io.weights != nullptr);
+  if (ws.bytes < ws_needed) return Status::kWorkspaceTooSmall;
 
   const Extent inputs[] = {{io.q, d.q_elems() * sizeof(float)},
                            {io.k, d.k_elems() * sizeof(float)},
@@ -75,7 +81,8 @@ Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const 
   const Extent outputs[] = {{io.y, d.y_elems() * sizeof(float)},
                             {io.weights, d.weight_elems() * sizeof(float)},
                             {io.lse, d.lse_elems() * sizeof(float)},
-                            {ws.data, ws.bytes}};
+                            // only the part forward() writes: a larger caller buffer may hold other data
+                            {ws.data, ws_needed}};
   constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
   for (size_t a = 0; a < kOutputs; ++a) {
     for (const Extent& in : inputs)
@@ -126,9 +133,12 @@ void finish_empty(const Problem& p, const Row& row) {  // no visible key: zeros
   if (row.lse) *row.lse = -kInf;
 }
 
-void finish_nan(const Problem& p, const Row& row) {  // a NaN logit poisons its own row only
+// A NaN logit poisons its own row only. Masked keys keep weight exactly 0
+// even here (s: the row's masked scores; the tiled path has no weights).
+void finish_nan(const Problem& p, const Row& row, const float* s) {
   fill(row.y, p.d.dv, kNaN);
-  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), kNaN);
+  if (row.weights)
+    for (size_t j = 0; j < row.r.size(); ++j) row.weights[row.r.lo + j] = s[j] == -kInf ? 0.0f : kNaN;
   if (row.lse) *row.lse = kNaN;
 }
 
@@ -150,7 +160,7 @@ void plain_row(const Problem& p, const Row& row, float* s) {
   row_scores(p, row, 0, len, s);
   const float max = p.kern.row_max(s, len);
   if (max == -kInf) return finish_empty(p, row);
-  if (max != max) return finish_nan(p, row);
+  if (max != max) return finish_nan(p, row, s);
   const float sum = exponentiate(p, s, len, max);
   const float inv = 1.0f / sum;
   if (row.weights) {
@@ -175,13 +185,16 @@ void tiled_row(const Problem& p, const Row& row, float* s, float* acc, float* pa
     const size_t n = len - off < kKeyTile ? len - off : kKeyTile;
     row_scores(p, row, off, n, s);
     const float tile_max = p.kern.row_max(s, n);
-    if (tile_max != tile_max) return finish_nan(p, row);
+    if (tile_max != tile_max) return finish_nan(p, row, nullptr);
     if (tile_max == -kInf) continue;  // nothing visible in this tile
     if (tile_max > m) {
       // Rescale what was accumulated under the old max (exp(-inf) = 0 when
       // m was -inf, or when the new max is +inf: earlier finite keys drop out).
       const float factor = m == -kInf ? 0.0f : tile_max == kInf ? 0.0f : exp_poly(m - tile_max);
-      p.kern.scale(acc, dv, factor);
+      // A zero factor drops what came before outright: scaling would turn an
+      // infinite value (from V) into NaN, and those keys now have weight 0.
+      if (factor == 0.0f) fill(acc, dv, 0.0f);
+      else p.kern.scale(acc, dv, factor);
       l *= factor;
       m = tile_max;
     }

@@ -1,5 +1,7 @@
 #include "tinyattn/mask.h"
 
+#include <cstdint>
+
 namespace tinyattn {
 
 Status validate(const Mask& mask, const Dims& d) {
@@ -15,9 +17,15 @@ Status validate(const Mask& mask, const Dims& d) {
       static_cast<uint8_t>(w.align) > static_cast<uint8_t>(Align::kBottomRight))
     return Status::kBadMask;
   // head_stride may exceed one [N][M] mask (padded per-head masks); it only has
-  // to keep the total extent addressable. In 64 bits: kMaxDim^2 is 0 in a
-  // 32-bit size_t, which rejected every per-head mask on 32-bit targets.
-  if (static_cast<uint64_t>(mask.head_stride) > uint64_t{kMaxDim} * kMaxDim) return Status::kBadMask;
+  // to keep the total extent addressable. Computed in 64 bits: kMaxDim^2 is 0
+  // in a 32-bit size_t, which made every per-head mask invalid on 32-bit targets.
+  const uint64_t stride = mask.head_stride;
+  if (stride > uint64_t{kMaxDim} * kMaxDim) return Status::kBadMask;
+  const uint64_t span = stride * (uint64_t{d.hq} - 1) + uint64_t{d.n} * d.m;  // elements
+  const uint64_t elem_bytes = mask.bias != nullptr ? sizeof(float) : 1;
+  if ((mask.bias != nullptr || mask.keep != nullptr || mask.keep_bits != nullptr) &&
+      span > static_cast<uint64_t>(PTRDIFF_MAX) / elem_bytes)
+    return Status::kBadMask;
   return Status::kOk;
 }
 

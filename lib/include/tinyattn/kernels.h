@@ -43,6 +43,9 @@ struct KernelsF32 {
   float (*exp_shift_sum)(float* x, size_t n, float shift);
 
   // y[c] = a * sum_j p[j] * v[j*ldv + c] for c < dv, j < count.
+  // Terms with p[j] == 0 contribute nothing, even where v is inf or NaN
+  // (0 * inf would be NaN): masked keys never reach the output, whatever the
+  // value rows hold (docs/hardening.md, tests/hardening/nonfinite_test.cc).
   void (*weighted_sum)(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a,
                        float* y);
 

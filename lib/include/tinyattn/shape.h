@@ -43,11 +43,21 @@ struct Dims {
 
 constexpr bool dim_ok(size_t x) { return x >= 1 && x <= kMaxDim; }
 
+// True when `elems` floats can be one array on this target (32-bit targets
+// cannot address every shape the dimension limits allow).
+constexpr bool fits_address_space(uint64_t elems) {
+  return elems <= static_cast<uint64_t>(PTRDIFF_MAX) / sizeof(float);
+}
+
 constexpr Status validate(const Dims& d) {
   if (!dim_ok(d.n) || !dim_ok(d.m) || !dim_ok(d.dk) || !dim_ok(d.dv)) return Status::kBadDimension;
   if (d.hq == 0 || d.hkv == 0 || d.hq > kMaxDim || d.hkv > kMaxDim) return Status::kBadHeads;
   if (d.hq % d.hkv != 0) return Status::kBadHeads;
-  // Hq*N*M must fit comfortably: with each factor <= 2^16 it is < 2^48.
+  // Every tensor must be addressable: with each factor <= 2^16 the products
+  // are < 2^48, which always fits a 64-bit size_t but not a 32-bit one.
+  if (!fits_address_space(uint64_t{d.hq} * d.n * d.dk) || !fits_address_space(uint64_t{d.hkv} * d.m * d.dk) ||
+      !fits_address_space(uint64_t{d.hkv} * d.m * d.dv) || !fits_address_space(uint64_t{d.hq} * d.n * d.dv))
+    return Status::kBadDimension;
   return Status::kOk;
 }
 

@@ -54,6 +54,7 @@ void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size
   for (size_t c = 0; c < dv; ++c) y[c] = 0.0f;
   for (size_t j = 0; j < count; ++j) {
     const float pj = p[j];
+    if (pj == 0.0f) continue;  // masked keys contribute nothing, even a NaN/inf value (KernelsF32)
     const float* vj = v + j * ldv;
     for (size_t c = 0; c < dv; ++c) y[c] += pj * vj[c];
   }

@@ -1,0 +1,8 @@
+# Hardening: bad arguments (every Status), non-finite and extreme inputs.
+# Written with tatest, so both suites also run on the boards.
+tinyattn_add_suite(hardening_status
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/status_test.cc
+  LABELS hardening)
+tinyattn_add_suite(hardening_nonfinite
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/nonfinite_test.cc
+  LABELS hardening)
