@@ -18,3 +18,14 @@ if(TINYATTN_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# Fuzzing (tests/fuzz): the whole build gets libFuzzer coverage and ASan+UBSan,
+# so the library code the fuzzers reach is instrumented; the fuzz executables
+# link -fsanitize=fuzzer themselves.
+if(TINYATTN_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "TINYATTN_FUZZ needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

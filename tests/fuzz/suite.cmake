@@ -1,0 +1,29 @@
+# Fuzz targets (tests/fuzz/<name>_fuzz.cc, each an LLVMFuzzerTestOneInput):
+#  * every hosted build: <name>_fuzz_replay runs the committed corpus
+#    (corpus/<name>/) and the regression inputs (regressions/<name>/, one file
+#    per crash ever found) under ctest, with any compiler;
+#  * TINYATTN_FUZZ=ON (clang): <name>_fuzz, the libFuzzer binary that
+#    scripts/stages/60-fuzz.sh runs for a bounded time.
+if(NOT TINYATTN_BAREMETAL)
+  set(_fuzz_dir ${CMAKE_CURRENT_LIST_DIR})
+  # name -> extra libraries (targets that exist in this build)
+  set(_fuzz_names forward)
+  set(_fuzz_libs_forward tinyattn::tinyattn tinyattn::reference)
+  foreach(name ${_fuzz_names})
+    set(_inputs ${_fuzz_dir}/corpus/${name})
+    if(EXISTS ${_fuzz_dir}/regressions/${name})
+      list(APPEND _inputs ${_fuzz_dir}/regressions/${name})
+    endif()
+    add_executable(${name}_fuzz_replay ${_fuzz_dir}/${name}_fuzz.cc ${_fuzz_dir}/replay_main.cc)
+    target_link_libraries(${name}_fuzz_replay PRIVATE ${_fuzz_libs_${name}})
+    tinyattn_warnings(${name}_fuzz_replay)
+    add_test(NAME fuzz_replay_${name} COMMAND ${name}_fuzz_replay ${_inputs})
+    set_tests_properties(fuzz_replay_${name} PROPERTIES LABELS "fuzz")
+    if(TINYATTN_FUZZ)
+      add_executable(${name}_fuzz ${_fuzz_dir}/${name}_fuzz.cc)
+      target_link_libraries(${name}_fuzz PRIVATE ${_fuzz_libs_${name}})
+      target_link_options(${name}_fuzz PRIVATE -fsanitize=fuzzer)
+      tinyattn_warnings(${name}_fuzz)
+    endif()
+  endforeach()
+endif()
