@@ -31,7 +31,7 @@ inline bool aligned(const T* p) {
 // Bytes a mask's element arrays span, for the aliasing checks. Computed in
 // 64 bits; validate(Mask, Dims) has checked that it fits the address space.
 inline uint64_t mask_rows_bytes64(const Dims& d, uint64_t row_bytes, uint64_t head_stride_bytes) {
-  return head_stride_bytes * (uint64_t{d.hq} - 1) + uint64_t{d.n} * row_bytes;
+  return head_stride_bytes * (uint64_t{d.hq} - uint64_t{1}) + uint64_t{d.n} * row_bytes;
 }
 inline size_t mask_rows_bytes(const Dims& d, uint64_t row_bytes, uint64_t head_stride_bytes) {
   return static_cast<size_t>(mask_rows_bytes64(d, row_bytes, head_stride_bytes));
@@ -57,9 +57,12 @@ void forward_validated(const KernelsF32& kernels, const Dims& d, const ForwardIo
                        const Mask& mask, float scale);
 
 // Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
+// Offsets the caller's pointer rather than casting an integer back to a
+// pointer, so the result keeps the buffer's provenance.
 inline float* workspace_floats(Workspace ws) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(ws.data);
-  return reinterpret_cast<float*>(align_up(p, kWorkspaceAlign));
+  unsigned char* base = static_cast<unsigned char*>(ws.data);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(base);
+  return reinterpret_cast<float*>(base + (align_up(p, kWorkspaceAlign) - p));
 }
 
 }  // namespace detail

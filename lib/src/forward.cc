@@ -102,14 +102,14 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // Everything one query row needs, resolved once by the head/row loops.
 struct Row {
-  const float* q;
-  const float* k;  // key r.lo of this row's KV head
-  const float* v;  // value r.lo
-  float* y;
-  float* weights;  // full row of M, or null
-  float* lse;      // one float, or null
+  const float* q = nullptr;
+  const float* k = nullptr;  // key r.lo of this row's KV head
+  const float* v = nullptr;  // value r.lo
+  float* y = nullptr;
+  float* weights = nullptr;  // full row of M, or null
+  float* lse = nullptr;      // one float, or null
   KeyRange r;
-  size_t h, i;
+  size_t h = 0, i = 0;
 };
 
 struct Problem {

@@ -21,7 +21,7 @@ Status validate(const Mask& mask, const Dims& d) {
   // in a 32-bit size_t, which made every per-head mask invalid on 32-bit targets.
   const uint64_t stride = mask.head_stride;
   if (stride > uint64_t{kMaxDim} * kMaxDim) return Status::kBadMask;
-  const uint64_t span = stride * (uint64_t{d.hq} - 1) + uint64_t{d.n} * d.m;  // elements
+  const uint64_t span = stride * (uint64_t{d.hq} - uint64_t{1}) + uint64_t{d.n} * d.m;  // elements
   const uint64_t elem_bytes = mask.bias != nullptr ? sizeof(float) : 1;
   if ((mask.bias != nullptr || mask.keep != nullptr || mask.keep_bits != nullptr) &&
       span > static_cast<uint64_t>(PTRDIFF_MAX) / elem_bytes)

@@ -1,0 +1,58 @@
+# Helpers for the hardening stages (scripts/stages/50-sanitizers.sh,
+# 60-fuzz.sh, 70-static-analysis.sh, 80-stack.sh). Sourced, not executed.
+# Uses scripts/lib.sh (the stage interface) when present; otherwise defines
+# the few functions the stages need, with the same row format:
+#   target  port  simd  passed  failed  ignored  size  wall_s  status
+: "${TINYATTN_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+if [ -f "$TINYATTN_ROOT/scripts/lib.sh" ]; then
+  # shellcheck source=scripts/lib.sh
+  . "$TINYATTN_ROOT/scripts/lib.sh"
+else
+  : "${BUILD_ROOT:=$TINYATTN_ROOT/build/matrix}"
+  : "${RESULTS:=$BUILD_ROOT/results.tsv}"
+  : "${JOBS:=2}"
+  export TINYATTN_ROOT BUILD_ROOT RESULTS JOBS
+  ta_say() { printf '==> %s\n' "$*" >&2; }
+  ta_now() { date +%s.%N; }
+  ta_seconds() { awk -v a="$1" -v b="${2:-$(ta_now)}" 'BEGIN { printf "%.1f", b - a }'; }
+  ta_append_row() {
+    mkdir -p "$(dirname "$RESULTS")"
+    [ -s "$RESULTS" ] || printf 'target\tport\tsimd\tpassed\tfailed\tignored\tsize\twall_s\tstatus\n' > "$RESULTS"
+    local IFS=$'\t'
+    printf '%s\n' "$*" >> "$RESULTS"
+  }
+fi
+
+# Sums the Unity summaries ("N Tests F Failures I Ignored") of a log; prints
+# "passed failed ignored". A test program that crashed without a summary is
+# caught by the caller's exit status.
+harden_unity_totals() {
+  awk '/[0-9]+ Tests [0-9]+ Failures [0-9]+ Ignored/ {
+         for (i = 1; i <= NF; ++i) {
+           if ($(i+1) == "Tests") t += $i; if ($(i+1) == "Failures") f += $i; if ($(i+1) == "Ignored") g += $i
+         }
+       } END { printf "%d %d %d\n", t - f - g, f, g }' "$1"
+}
+
+# harden_row <label> <tool> <log> <rc> <start>: one row from a ctest-style log.
+harden_row() {
+  local label=$1 tool=$2 log=$3 rc=$4 start=$5 passed failed ignored status
+  read -r passed failed ignored < <(harden_unity_totals "$log")
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  status=ok
+  [ "$rc" -eq 0 ] || status="FAILED (log: $log)"
+  ta_append_row "$label" "$tool" - "$passed" "$failed" "$ignored" - "$(ta_seconds "$start")" "$status"
+}
+
+# harden_configure <dir> [cmake args...]: configures a host build with the
+# options every hardening build shares (no benchmarks, no install rules).
+harden_configure() {
+  local dir=$1; shift
+  local extra=()
+  # The host tool joins these builds once its folder exists.
+  [ -f "$TINYATTN_ROOT/tools/CMakeLists.txt" ] || extra+=(-DTINYATTN_BUILD_TOOLS=OFF)
+  mkdir -p "$(dirname "$dir")"
+  cmake -S "$TINYATTN_ROOT" -B "$dir" -G Ninja -DTINYATTN_BUILD_BENCH=OFF -DTINYATTN_INSTALL=OFF "${extra[@]}" "$@" \
+    > "$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log" >&2; return 1; }
+}

@@ -1,0 +1,55 @@
+# libFuzzer under ASan+UBSan (clang): each fuzz target runs for a bounded time
+# (FUZZ_SECONDS each, default 45; every target together stays under 3 min),
+# starting from its committed corpus (tests/fuzz/corpus/<name>/) plus the
+# regression inputs (tests/fuzz/regressions/<name>/). New inputs go to the
+# build tree, never into the repository. A crash fails the stage and leaves
+# its input in $BUILD_ROOT/hardening/fuzz/artifacts/<name>/: add it to
+# tests/fuzz/regressions/<name>/ with the fix, and ctest replays it from then
+# on (fuzz_replay_<name>, every host build).
+. "$TINYATTN_ROOT/scripts/hardening.sh"
+: "${FUZZ_SECONDS:=45}"
+dir=$BUILD_ROOT/hardening/fuzz
+mkdir -p "$dir"
+fail=0
+
+cxx=$(command -v clang++-14 || command -v clang++ || true)
+cc=$(command -v clang-14 || command -v clang || true)
+if [ -z "$cxx" ]; then
+  ta_append_row "x86-64 host" "libFuzzer" - - - - - 0 "skipped: clang not installed"
+  exit 1
+fi
+
+t=$(ta_now)
+if ! { harden_configure "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+         -DCMAKE_C_COMPILER="$cc" -DTINYATTN_FUZZ=ON -DTINYATTN_BUILD_TESTS=ON &&
+       targets=$(ninja -C "$dir/build" -t targets all | sed -n 's/^\(tests\/\)\{0,1\}\([a-z0-9_]*_fuzz\): .*/\2/p' | sort -u) &&
+       [ -n "$targets" ] &&
+       ninja -C "$dir/build" -j"$JOBS" $targets > "$dir/build.log" 2>&1; }; then
+  ta_append_row "x86-64 host" "libFuzzer" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: build (log: $dir/build.log)"
+  exit 1
+fi
+
+for name in $targets; do
+  short=${name%_fuzz}
+  bin=$(find "$dir/build" -type f -name "$name" -perm -u+x | head -n 1)
+  work=$dir/corpus/$short
+  art=$dir/artifacts/$short
+  mkdir -p "$work" "$art"
+  seeds=("$TINYATTN_ROOT/tests/fuzz/corpus/$short")
+  [ -d "$TINYATTN_ROOT/tests/fuzz/regressions/$short" ] && seeds+=("$TINYATTN_ROOT/tests/fuzz/regressions/$short")
+  t=$(ta_now)
+  ta_say "fuzzing $short for ${FUZZ_SECONDS}s"
+  rc=0
+  "$bin" -max_total_time="$FUZZ_SECONDS" -max_len=512 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$art/" "$work" "${seeds[@]}" > "$dir/$short.log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/$short.log")
+  if [ "$rc" -eq 0 ]; then
+    ta_append_row "x86-64 host" "libFuzzer $short" - 1 0 0 - "$(ta_seconds "$t")" "ok (${runs:-?} runs)"
+  else
+    crash=$(ls "$art" 2>/dev/null | head -n 1)
+    ta_append_row "x86-64 host" "libFuzzer $short" - 0 1 0 - "$(ta_seconds "$t")" \
+      "FAILED: $art/$crash (log: $dir/$short.log)"
+    fail=1
+  fi
+done
+exit "$fail"
