@@ -1,0 +1,72 @@
+# Worst-case stack of each public entry point on the boards (Cortex-M4F and
+# Cortex-M55), from -fstack-usage and -fcallgraph-info=su (GCC), against the
+# bound stated in docs/hardening.md (STACK_BOUND bytes). The library sources
+# (lib/src, ports/registry.cc and the ports a board build compiles) are
+# compiled directly with each board's CPU flags at -O3 (the Release build);
+# scripts/stack_report.py walks the call graphs. One row per board; the
+# report lands in $BUILD_ROOT/hardening/stack/<board>.md.
+. "$TINYATTN_ROOT/scripts/hardening.sh"
+: "${STACK_BOUND:=1024}"
+dir=$BUILD_ROOT/hardening/stack
+mkdir -p "$dir"
+fail=0
+R=$TINYATTN_ROOT
+
+if ! command -v arm-none-eabi-g++ > /dev/null; then
+  ta_append_row "stack" "-" - - - - - 0 "skipped: arm-none-eabi-g++ not installed"
+  exit 1
+fi
+
+# Third-party headers through a folder of links, as the CMake build does
+# (never the whole host /usr/include in a cross build).
+mkdir -p "$dir/include"
+[ -e /usr/include/hwy ] && ln -sfn /usr/include/hwy "$dir/include/hwy"
+
+for board in cortex-m4 cortex-m55; do
+  t=$(ta_now)
+  case $board in
+    cortex-m4) cpu="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard" ;;
+    cortex-m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" ;;
+  esac
+  out=$dir/$board
+  rm -rf "$out"
+  mkdir -p "$out"
+  sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R"/ports/backends/scalar/*.cc)
+  defs=()
+  # The SIMD ports a board build compiles: Highway (static dispatch) on both,
+  # Helium on the M55.
+  if [ -d "$R/ports/backends/highway" ] && [ -e "$dir/include/hwy" ]; then
+    sources+=("$R"/ports/backends/highway/*.cc)
+    defs+=(-DTINYATTN_HAVE_HIGHWAY=1)
+  fi
+  if [ "$board" = cortex-m55 ] && [ -d "$R/ports/backends/mve" ]; then
+    sources+=("$R"/ports/backends/mve/*.cc)
+    defs+=(-DTINYATTN_HAVE_MVE=1)
+  fi
+  rc=0
+  for src in "${sources[@]}"; do
+    obj=$out/$(echo "${src#"$R"/}" | tr / _).o
+    # shellcheck disable=SC2086
+    arm-none-eabi-g++ -std=c++17 -O3 -DNDEBUG $cpu -fno-exceptions -fno-rtti -ffunction-sections \
+      -fstack-usage -fcallgraph-info=su "${defs[@]}" -I"$R/lib/include" -I"$R/ports" -isystem "$dir/include" \
+      -c "$src" -o "$obj" >> "$out/compile.log" 2>&1 || { rc=1; echo "FAILED: $src" >> "$out/compile.log"; }
+  done
+  if [ "$rc" -eq 0 ]; then
+    /usr/bin/python3 "$R/scripts/stack_report.py" "$out" "$board" "$STACK_BOUND" --tsv "$out/stack.tsv" \
+      > "$dir/$board.md" 2>&1 || rc=$?
+  else
+    cp "$out/compile.log" "$dir/$board.md"
+  fi
+  cat "$dir/$board.md" >&2
+  entries=$(grep -c '^| `' "$dir/$board.md" || true)
+  over=$(grep -c 'OVER BOUND' "$dir/$board.md" || true)
+  worst=$(awk -F'\t' '$4 != "unbounded" && $4 > m { m = $4 } END { print m + 0 }' "$out/stack.tsv" 2>/dev/null)
+  if [ "$rc" -eq 0 ]; then
+    ta_append_row "$board" "stack" - "$entries" 0 0 - "$(ta_seconds "$t")" "ok (worst ${worst} B <= ${STACK_BOUND} B)"
+  else
+    ta_append_row "$board" "stack" - "$((entries - over))" "$((over > 0 ? over : 1))" 0 - "$(ta_seconds "$t")" \
+      "FAILED (report: $dir/$board.md)"
+    fail=1
+  fi
+done
+exit "$fail"
