@@ -6,9 +6,20 @@
 #    scripts/stages/60-fuzz.sh runs for a bounded time.
 if(NOT TINYATTN_BAREMETAL)
   set(_fuzz_dir ${CMAKE_CURRENT_LIST_DIR})
-  # name -> extra libraries (targets that exist in this build)
+  # name -> libraries; a target joins once the code it fuzzes is in the tree.
   set(_fuzz_names forward)
   set(_fuzz_libs_forward tinyattn::tinyattn tinyattn::reference)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/quant.h)  # int8 quantization parameters
+    list(APPEND _fuzz_names quant)
+    set(_fuzz_libs_quant tinyattn::tinyattn tinyattn::reference)
+  endif()
+  # The host tool's .npy reader (tools/tool/npy.cc, in tinyattn_demo, defined
+  # after tests/ is added: the name resolves at generate time).
+  if(EXISTS ${_fuzz_dir}/npy_fuzz.cc AND EXISTS ${PROJECT_SOURCE_DIR}/tools/tool/npy.cc
+     AND TINYATTN_BUILD_TOOLS AND NOT CMAKE_CROSSCOMPILING)
+    list(APPEND _fuzz_names npy)
+    set(_fuzz_libs_npy tinyattn_demo)
+  endif()
   foreach(name ${_fuzz_names})
     set(_inputs ${_fuzz_dir}/corpus/${name})
     if(EXISTS ${_fuzz_dir}/regressions/${name})
