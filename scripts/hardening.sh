@@ -23,6 +23,9 @@ else
   }
 fi
 
+# Absolute, so paths compared with ctest's (absolute) commands match.
+BUILD_ROOT=$(mkdir -p "$BUILD_ROOT" && cd "$BUILD_ROOT" && pwd)
+
 # Sums the Unity summaries ("N Tests F Failures I Ignored") of a log; prints
 # "passed failed ignored". A test program that crashed without a summary is
 # caught by the caller's exit status.
