@@ -59,3 +59,22 @@ harden_configure() {
     > "$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log" >&2; return 1; }
 }
+
+# harden_need_packages <package>...: installs the Debian packages a stage
+# needs when they are missing (as root, like scripts/test-all); returns
+# non-zero when one is missing and cannot be installed. Names here are the
+# hardening tools' own: clang-14 (compiler), libclang-rt-14-dev (the libFuzzer
+# and sanitizer runtimes), clang-tidy-14, cppcheck, valgrind.
+harden_need_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    ta_say "missing packages (run as root to install them): ${missing[*]}"
+    return 1
+  fi
+  ta_say "installing: ${missing[*]}"
+  apt-get update > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null
+}

@@ -6,7 +6,8 @@
 # its input in $BUILD_ROOT/hardening/fuzz/artifacts/<name>/: add it to
 # tests/fuzz/regressions/<name>/ with the fix, and ctest replays it from then
 # on (fuzz_replay_<name>, every host build).
-. "$TINYATTN_ROOT/scripts/hardening.sh"
+. "${TINYATTN_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/scripts/hardening.sh"
+harden_need_packages clang-14 libclang-rt-14-dev || true  # a missing tool then fails its row
 : "${FUZZ_SECONDS:=45}"
 dir=$BUILD_ROOT/hardening/fuzz
 mkdir -p "$dir"

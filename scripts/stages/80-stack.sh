@@ -5,7 +5,8 @@
 # compiled directly with each board's CPU flags at -O3 (the Release build);
 # scripts/stack_report.py walks the call graphs. One row per board; the
 # report lands in $BUILD_ROOT/hardening/stack/<board>.md.
-. "$TINYATTN_ROOT/scripts/hardening.sh"
+. "${TINYATTN_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/scripts/hardening.sh"
+harden_need_packages gcc-arm-none-eabi libnewlib-arm-none-eabi || true  # a missing tool then fails its row
 : "${STACK_BOUND:=1024}"
 dir=$BUILD_ROOT/hardening/stack
 mkdir -p "$dir"
