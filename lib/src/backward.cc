@@ -30,6 +30,8 @@ Status validate_backward(const Dims& d, BackwardMode mode, const BackwardIo& io,
       !detail::aligned(io.weights) || !detail::aligned(io.lse) || !detail::aligned(io.y) ||
       !detail::aligned(io.dq) || !detail::aligned(io.dk) || !detail::aligned(io.dv) || !detail::aligned(io.ds))
     return Status::kMisaligned;
+  // On 32-bit targets Hq*N*M floats (weights, dS) may not be addressable.
+  if ((saved || io.ds) && !fits_address_space(uint64_t{d.hq} * d.n * d.m)) return Status::kBadDimension;
   if (ws.bytes < backward_workspace_bytes(d, mode)) return Status::kWorkspaceTooSmall;
 
   // Only what this mode reads counts as an input (an unused pointer may point anywhere).

@@ -6,3 +6,6 @@ tinyattn_add_suite(hardening_status
 tinyattn_add_suite(hardening_nonfinite
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/nonfinite_test.cc
   LABELS hardening)
+tinyattn_add_suite(hardening_status_backward
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/status_backward_test.cc
+  LABELS hardening)

@@ -1,0 +1,201 @@
+// Bad arguments to backward() and to the row softmax functions: each returns
+// its Status and writes nothing (the same canary-pool check as status_test.cc).
+#include <cstring>
+#include <limits>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/backward.h"
+#include "tinyattn/softmax.h"
+
+using tinyattn::BackwardIo;
+using tinyattn::BackwardMode;
+using tinyattn::Dims;
+using tinyattn::Mask;
+using tinyattn::Options;
+using tinyattn::Port;
+using tinyattn::Status;
+using tinyattn::Workspace;
+using namespace tatest;
+
+namespace {
+
+constexpr size_t kPoolBytes = 12 * 1024;
+
+// A valid backward call (GQA, causal + bias, every optional input and output),
+// its tensors carved from one canary pool, its weights and lse from forward().
+struct Call {
+  unsigned char* pool;
+  unsigned char* before;
+  Dims d{3, 5, 4, 2, 4, 2};
+  BackwardMode mode = BackwardMode::kSavedWeights;
+  BackwardIo io;
+  Workspace ws;
+  Mask mask;
+  Options opt;
+  float* bias;
+  bool ok;
+
+  Call() {
+    pool = alloc<unsigned char>(kPoolBytes);
+    before = alloc<unsigned char>(kPoolBytes);
+    ok = pool && before;
+    if (!ok) return;
+    std::memset(pool, 0xA5, kPoolBytes);
+    size_t used = 0;
+    auto carve = [&](size_t floats) {
+      float* p = reinterpret_cast<float*>(pool + used);
+      used += (floats * sizeof(float) + 63) / 64 * 64 + 64;
+      return p;
+    };
+    Rng rng(2);
+    float* q = carve(d.q_elems());
+    float* k = carve(d.k_elems());
+    float* v = carve(d.v_elems());
+    float* dy = carve(d.y_elems());
+    float* y = carve(d.y_elems());
+    float* weights = carve(d.weight_elems());
+    float* lse = carve(d.lse_elems());
+    bias = carve(d.n * d.m);
+    rng.fill_normal(q, d.q_elems());
+    rng.fill_normal(k, d.k_elems());
+    rng.fill_normal(v, d.v_elems());
+    rng.fill_normal(dy, d.y_elems());
+    rng.fill_uniform(bias, d.n * d.m, -1.0f, 1.0f);
+    mask = Mask::causal_bottom_right();
+    mask.bias = bias;
+    float* fws = carve(tinyattn::forward_workspace_bytes(d) / sizeof(float));
+    ok = tinyattn::forward(d, {q, k, v, y, weights, lse}, {fws, tinyattn::forward_workspace_bytes(d)}, mask) ==
+         Status::kOk;
+    io = BackwardIo{q, k, v, dy, weights, lse, y, carve(d.q_elems()), carve(d.k_elems()), carve(d.v_elems()),
+                    carve(d.weight_elems())};
+    ws.bytes = tinyattn::backward_workspace_bytes(d, BackwardMode::kRecompute);  // enough for both modes
+    ws.data = carve(ws.bytes / sizeof(float) + 1);
+    ok = ok && used <= kPoolBytes;
+  }
+
+  Status run() {
+    std::memcpy(before, pool, kPoolBytes);
+    return tinyattn::backward(d, mode, io, ws, mask, opt);
+  }
+  bool untouched() const { return std::memcmp(before, pool, kPoolBytes) == 0; }
+};
+
+template <class T>
+T* misalign(T* p) {
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + 1);
+}
+
+template <class Edit>
+void expect(Status want, const char* what, Edit edit) {
+  Arena::Scope scope;
+  Call c;
+  TA_CHECK_MSG(c.ok, "%s: fixture failed", what);
+  if (!c.ok) return;
+  edit(c);
+  const Status got = c.run();
+  TA_CHECK_MSG(got == want, "backward %s: got %s, want %s", what, tinyattn::to_string(got), tinyattn::to_string(want));
+  if (want != Status::kOk)
+    TA_CHECK_MSG(c.untouched(), "backward %s: rejected with %s but wrote to its buffers", what,
+                 tinyattn::to_string(got));
+}
+
+}  // namespace
+
+TA_CASE("status backward: the valid call succeeds in both modes and writes") {
+  expect(Status::kOk, "saved weights", [](Call&) {});
+  expect(Status::kOk, "recompute", [](Call& c) { c.mode = BackwardMode::kRecompute; });
+  Arena::Scope scope;
+  Call c;
+  TA_CHECK(c.ok);
+  TA_CHECK(c.run() == Status::kOk);
+  TA_CHECK_MSG(!c.untouched(), "a successful backward left the pool unchanged");
+}
+
+TA_CASE("status backward: kUnsupported for a mode value that is not a BackwardMode") {
+  expect(Status::kUnsupported, "mode 7", [](Call& c) { c.mode = static_cast<BackwardMode>(7); });
+}
+
+TA_CASE("status backward: dims, heads, mask, scale and port are checked as in forward()") {
+  expect(Status::kBadDimension, "m = 0", [](Call& c) { c.d.m = 0; });
+  expect(Status::kBadHeads, "hq 4 % hkv 3", [](Call& c) { c.d.hkv = 3; });
+  expect(Status::kBadMask, "kv_len > M", [](Call& c) { c.mask.kv_len = 6; });
+  expect(Status::kBadScale, "NaN scale", [](Call& c) { c.opt.scale = std::numeric_limits<float>::quiet_NaN(); });
+  expect(Status::kPortUnavailable, "port 200", [](Call& c) { c.opt.port = static_cast<Port>(200); });
+  expect(Status::kMisaligned, "bias", [](Call& c) { c.mask.bias = misalign(c.mask.bias); });
+}
+
+TA_CASE("status backward: kNullPointer for each required pointer, per mode") {
+  expect(Status::kNullPointer, "q", [](Call& c) { c.io.q = nullptr; });
+  expect(Status::kNullPointer, "k", [](Call& c) { c.io.k = nullptr; });
+  expect(Status::kNullPointer, "v", [](Call& c) { c.io.v = nullptr; });
+  expect(Status::kNullPointer, "dy", [](Call& c) { c.io.dy = nullptr; });
+  expect(Status::kNullPointer, "dq", [](Call& c) { c.io.dq = nullptr; });
+  expect(Status::kNullPointer, "dk", [](Call& c) { c.io.dk = nullptr; });
+  expect(Status::kNullPointer, "dv", [](Call& c) { c.io.dv = nullptr; });
+  expect(Status::kNullPointer, "workspace", [](Call& c) { c.ws.data = nullptr; });
+  expect(Status::kNullPointer, "weights (saved mode)", [](Call& c) { c.io.weights = nullptr; });
+  expect(Status::kNullPointer, "lse (recompute mode)", [](Call& c) {
+    c.mode = BackwardMode::kRecompute;
+    c.io.lse = nullptr;
+  });
+  expect(Status::kOk, "no lse in saved mode", [](Call& c) { c.io.lse = nullptr; });
+  expect(Status::kOk, "no y, no ds", [](Call& c) {
+    c.io.y = nullptr;
+    c.io.ds = nullptr;
+  });
+}
+
+TA_CASE("status backward: kMisaligned, kWorkspaceTooSmall, kAliasing") {
+  expect(Status::kMisaligned, "dy", [](Call& c) { c.io.dy = misalign(c.io.dy); });
+  expect(Status::kMisaligned, "dk", [](Call& c) { c.io.dk = misalign(c.io.dk); });
+  expect(Status::kMisaligned, "ds", [](Call& c) { c.io.ds = misalign(c.io.ds); });
+  expect(Status::kWorkspaceTooSmall, "recompute with the saved-mode size", [](Call& c) {
+    c.mode = BackwardMode::kRecompute;
+    c.ws.bytes = tinyattn::backward_workspace_bytes(c.d, BackwardMode::kSavedWeights);
+  });
+  expect(Status::kWorkspaceTooSmall, "zero bytes", [](Call& c) { c.ws.bytes = 0; });
+  expect(Status::kAliasing, "dq == q", [](Call& c) { c.io.dq = const_cast<float*>(c.io.q); });
+  expect(Status::kAliasing, "dv over dk", [](Call& c) { c.io.dv = c.io.dk + 1; });
+  expect(Status::kAliasing, "ds over the weights", [](Call& c) { c.io.ds = const_cast<float*>(c.io.weights); });
+  expect(Status::kAliasing, "workspace over dy", [](Call& c) { c.ws.data = const_cast<float*>(c.io.dy); });
+  expect(Status::kAliasing, "dk over the bias", [](Call& c) { c.io.dk = c.bias; });
+}
+
+TA_CASE("status softmax: every rejection leaves the output untouched") {
+  Arena::Scope scope;
+  const size_t n = 9;
+  float* x = alloc<float>(2 * n + 16);
+  float* p = alloc<float>(n + 16);
+  for (size_t j = 0; j < 2 * n + 16; ++j) x[j] = static_cast<float>(j % 5) - 2.0f;
+  struct Case {
+    const char* what;
+    Status want;
+    const float* in;
+    float* out;
+    size_t n;
+    Port port;
+  };
+  const Case cases[] = {
+      {"null input", Status::kNullPointer, nullptr, p, n, Port::kDefault},
+      {"null output", Status::kNullPointer, x, nullptr, n, Port::kDefault},
+      {"n = 0", Status::kBadDimension, x, p, 0, Port::kDefault},
+      {"n > kMaxDim", Status::kBadDimension, x, p, tinyattn::kMaxDim + 1, Port::kDefault},
+      {"misaligned output", Status::kMisaligned, x, misalign(p), n, Port::kDefault},
+      {"shifted overlap", Status::kAliasing, x, x + 1, n, Port::kDefault},
+      {"port 200", Status::kPortUnavailable, x, p, n, static_cast<Port>(200)},
+  };
+  for (const Case& k : cases) {
+    for (size_t j = 0; j < n + 16; ++j) p[j] = -7.0f;
+    float snapshot[2 * 9 + 16];
+    std::memcpy(snapshot, x, sizeof snapshot);
+    const Status got = tinyattn::softmax(k.in, k.out, k.n, k.port);
+    TA_CHECK_MSG(got == k.want, "softmax %s: got %s", k.what, tinyattn::to_string(got));
+    bool untouched = std::memcmp(snapshot, x, sizeof snapshot) == 0;
+    for (size_t j = 0; j < n + 16; ++j) untouched &= p[j] == -7.0f;
+    TA_CHECK_MSG(untouched, "softmax %s wrote after %s", k.what, tinyattn::to_string(got));
+    const Status vjp = tinyattn::softmax_vjp(k.in, x + n, k.out, k.n, k.port);
+    if (k.want != Status::kAliasing) TA_CHECK_MSG(vjp == k.want, "softmax_vjp %s: got %s", k.what, tinyattn::to_string(vjp));
+  }
+  TA_CHECK(tinyattn::softmax(x, x, n) == Status::kOk);  // in place is allowed
+}
