@@ -9,8 +9,11 @@ function(tinyattn_warnings target)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:${TINYATTN_WARNINGS}>)
 endfunction()
 
+# lib/ and ports/ also build with -Wconversion: no silent narrowing of sizes
+# or precision in the library itself (tests and tools are exempt).
 function(tinyattn_strict target)
   tinyattn_warnings(${target})
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:-Wconversion>)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
 endfunction()
 
