@@ -19,6 +19,11 @@ using detail::Extent;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// False when the call reads or writes an Hq*N*M array this target cannot address.
+bool rows_addressable(const Dims& d, bool full_rows) {
+  return !full_rows || fits_address_space(uint64_t{d.hq} * d.n * d.m);
+}
+
 Status validate_backward(const Dims& d, BackwardMode mode, const BackwardIo& io, Workspace ws,
                          const Mask& mask, const Options& o, const KernelsF32** kernels) {
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
@@ -31,7 +36,7 @@ Status validate_backward(const Dims& d, BackwardMode mode, const BackwardIo& io,
       !detail::aligned(io.dq) || !detail::aligned(io.dk) || !detail::aligned(io.dv) || !detail::aligned(io.ds))
     return Status::kMisaligned;
   // On 32-bit targets Hq*N*M floats (weights, dS) may not be addressable.
-  if ((saved || io.ds) && !fits_address_space(uint64_t{d.hq} * d.n * d.m)) return Status::kBadDimension;
+  if (!rows_addressable(d, saved || io.ds != nullptr)) return Status::kBadDimension;
   if (ws.bytes < backward_workspace_bytes(d, mode)) return Status::kWorkspaceTooSmall;
 
   // Only what this mode reads counts as an input (an unused pointer may point anywhere).
