@@ -9,6 +9,10 @@ if(NOT TINYATTN_BAREMETAL)
   # name -> libraries; a target joins once the code it fuzzes is in the tree.
   set(_fuzz_names forward)
   set(_fuzz_libs_forward tinyattn::tinyattn tinyattn::reference)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/backward.h)
+    list(APPEND _fuzz_names backward)
+    set(_fuzz_libs_backward tinyattn::tinyattn tinyattn::reference)
+  endif()
   if(EXISTS ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/quant.h)  # int8 quantization parameters
     list(APPEND _fuzz_names quant)
     set(_fuzz_libs_quant tinyattn::tinyattn tinyattn::reference)
