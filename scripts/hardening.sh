@@ -30,10 +30,9 @@ BUILD_ROOT=$(mkdir -p "$BUILD_ROOT" && cd "$BUILD_ROOT" && pwd)
 # "passed failed ignored". A test program that crashed without a summary is
 # caught by the caller's exit status.
 harden_unity_totals() {
-  awk '/[0-9]+ Tests [0-9]+ Failures [0-9]+ Ignored/ {
-         for (i = 1; i <= NF; ++i) {
-           if ($(i+1) == "Tests") t += $i; if ($(i+1) == "Failures") f += $i; if ($(i+1) == "Ignored") g += $i
-         }
+  # Only summary lines (after ctest -V's "N: " prefix), not text quoting one.
+  awk '/^([0-9]+: )?[0-9]+ Tests [0-9]+ Failures [0-9]+ Ignored/ {
+         sub(/^[0-9]+: /, ""); t += $1; f += $3; g += $5
        } END { printf "%d %d %d\n", t - f - g, f, g }' "$1"
 }
 
