@@ -1,8 +1,8 @@
 // libFuzzer target for the .npy reader of the host tool (tools/tool/npy.cc).
-// Build and run (60 s, seed corpus in corpus/npy/):
-//   clang++-14 -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-//     -Itools -Ilib/include tests/fuzz/npy_fuzz.cc tools/tool/npy.cc -o npy_fuzz
-//   ./npy_fuzz -max_total_time=60 -rss_limit_mb=512 tests/fuzz/corpus/npy
+// Built by tests/fuzz/suite.cmake: npy_fuzz (TINYATTN_FUZZ=ON, clang; run by
+// scripts/stages/60-fuzz.sh) and npy_fuzz_replay (every host build, ctest
+// replays tests/fuzz/corpus/npy/). By hand:
+//   build-fuzz/tests/npy_fuzz -max_total_time=60 -rss_limit_mb=512 tests/fuzz/corpus/npy
 // The reader must never crash, read out of bounds, or allocate more than the
 // input's size: every accepted array's payload is exactly what the header says.
 #include <cstddef>
