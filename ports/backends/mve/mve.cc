@@ -156,6 +156,7 @@ void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size
     const float* vc = v + c;
     for (size_t j = 0; j < count; ++j, vc += ldv) {
       const float pj = p[j];
+      if (pj == 0.0f) continue;  // masked keys contribute nothing, even a NaN/inf value (KernelsF32)
       a0 = vfmaq_n_f32(a0, vld1q_f32(vc), pj);
       a1 = vfmaq_n_f32(a1, vld1q_f32(vc + 4), pj);
       a2 = vfmaq_n_f32(a2, vld1q_f32(vc + 8), pj);
@@ -170,7 +171,8 @@ void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size
     const mve_pred16_t pr = tail(dv, c);
     float32x4_t acc = vdupq_n_f32(0.0f);
     const float* vc = v + c;
-    for (size_t j = 0; j < count; ++j, vc += ldv) acc = vfmaq_n_f32(acc, vld1q_z_f32(vc, pr), p[j]);
+    for (size_t j = 0; j < count; ++j, vc += ldv)
+      if (p[j] != 0.0f) acc = vfmaq_n_f32(acc, vld1q_z_f32(vc, pr), p[j]);
     vst1q_p_f32(y + c, vmulq_n_f32(acc, a), pr);
   }
 }
