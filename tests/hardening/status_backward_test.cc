@@ -6,6 +6,7 @@
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/backward.h"
+#include "tinyattn/selftest.h"
 #include "tinyattn/softmax.h"
 
 using tinyattn::BackwardIo;
@@ -198,4 +199,20 @@ TA_CASE("status softmax: every rejection leaves the output untouched") {
     if (k.want != Status::kAliasing) TA_CHECK_MSG(vjp == k.want, "softmax_vjp %s: got %s", k.what, tinyattn::to_string(vjp));
   }
   TA_CHECK(tinyattn::softmax(x, x, n) == Status::kOk);  // in place is allowed
+}
+
+TA_CASE("status selftest: null report, unknown port and incomplete kernel tables are refused") {
+  static tinyattn::SelftestReport report;
+  report.count = 7;  // recognisable contents
+  report.failures = 3;
+  report.checks[0].name = "canary";
+  const tinyattn::SelftestReport before = report;
+  TA_CHECK(tinyattn::selftest(nullptr) == Status::kNullPointer);
+  TA_CHECK(tinyattn::selftest(&report, static_cast<Port>(200)) == Status::kPortUnavailable);
+  tinyattn::KernelsF32 broken = *tinyattn::kernels_f32(Port::kDefault);
+  broken.weighted_sum = nullptr;  // a table with a hole must not be called through
+  TA_CHECK(tinyattn::selftest_kernels(broken, &report) == Status::kNullPointer);
+  TA_CHECK_MSG(report.count == before.count && report.failures == before.failures &&
+                   report.checks[0].name == before.checks[0].name,
+               "a refused self-test wrote its report");
 }
