@@ -38,7 +38,7 @@ struct SelftestCheck {
 struct SelftestReport {
   uint32_t count = 0;
   uint32_t failures = 0;
-  SelftestCheck checks[kSelftestMaxChecks];
+  SelftestCheck checks[kSelftestMaxChecks] = {};
   bool passed() const { return count > 0 && failures == 0; }
   // The check with this name, or nullptr.
   const SelftestCheck* find(const char* name) const;
