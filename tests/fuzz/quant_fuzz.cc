@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   scheme.y = y.p;
   if (in.chance(96)) scheme.softmax_scale = in.scale();
   tinyattn::Int8HeadPlan plans[kMaxHeads + 1];
-  std::memset(plans, 0x5A, sizeof plans);
+  std::memset(static_cast<void*>(plans), 0x5A, sizeof plans);  // canary bytes, compared below
   unsigned char before[sizeof plans];
   std::memcpy(before, plans, sizeof plans);
   const size_t capacity = in.chance(8) ? in.range(0, d.hq) : d.hq;
