@@ -57,7 +57,7 @@ struct Scratch {
 Scratch carve(const Dims& d, Workspace ws, bool tiled) {
   float* base = detail::workspace_floats(ws);
   auto floats = [](size_t n) { return align_up(n * sizeof(float), kWorkspaceAlign) / sizeof(float); };
-  Scratch sc;
+  Scratch sc{};
   sc.s = base;
   sc.q = sc.s + floats(tiled ? kF16KeyTile : d.m);
   sc.tile = sc.q + floats(d.dk);
@@ -77,13 +77,13 @@ struct Problem {
 
 // Everything one query row needs.
 struct Row {
-  const half* k;  // key r.lo of this row's KV head
-  const half* v;  // value r.lo
-  half* y;
-  half* weights;  // full row of M, or null
-  float* lse;     // one float, or null
+  const half* k = nullptr;  // key r.lo of this row's KV head
+  const half* v = nullptr;  // value r.lo
+  half* y = nullptr;
+  half* weights = nullptr;  // full row of M, or null
+  float* lse = nullptr;     // one float, or null
   KeyRange r;
-  size_t h, i;
+  size_t h = 0, i = 0;
 };
 
 // Scores of keys [r.lo + off, r.lo + off + count) into s, masks applied.

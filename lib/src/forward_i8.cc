@@ -189,7 +189,7 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask) {
   if (Status s = validate_forward_i8(d, io, plan, ws, mask); s != Status::kOk) return s;
   const bool element_masks = mask.keep || mask.keep_bits;
-  int32_t* s = reinterpret_cast<int32_t*>(align_up(reinterpret_cast<uintptr_t>(ws.data), kWorkspaceAlign));
+  int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
   // Marks a key the keep mask drops. No score can equal it: |s| < 2^31 - 1.
   constexpr int32_t kMasked = INT32_MIN;

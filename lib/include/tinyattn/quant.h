@@ -132,6 +132,7 @@ int32_t exp2_q30(int64_t u_q26);
 //   attn.configure(scheme);          // once; kBadQuantization leaves it unconfigured
 //   attn(q, k, v, y);                // integer only
 template <class S>
+// NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): workspace_ is scratch (below)
 class AttentionI8 {
  public:
   static constexpr Dims dims = S::dims;
@@ -159,6 +160,7 @@ class AttentionI8 {
 
  private:
   Int8HeadPlan plans_[dims.hq] = {};  // all-zero: invalid until configured
+  // Scratch, written before it is read on every call: left uninitialised (no memset per object).
   alignas(kWorkspaceAlign) unsigned char workspace_[workspace_bytes];
 };
 
