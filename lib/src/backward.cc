@@ -186,9 +186,11 @@ void backward_row(const Problem& p, Row row, float* wbuf, float* abar, float* pa
       a = tile_weights(p, row, off, n, wbuf);
       tile_abar(p, row, off, n, abar);
     }
-    // dS = A o (Abar - D), in place of Abar. A masked key has A = 0, hence dS = 0.
+    // dS = A o (Abar - D), in place of Abar. A masked key has A = 0, hence dS = 0,
+    // exactly, even when Abar or D is NaN or inf (from dY or V): 0 * NaN would
+    // be NaN (found by tests/fuzz/backward_fuzz.cc; the reference skips A = 0).
     float* ds = abar;
-    for (size_t j = 0; j < n; ++j) ds[j] = a[j] * (abar[j] - dsum);
+    for (size_t j = 0; j < n; ++j) ds[j] = a[j] == 0.0f ? 0.0f : a[j] * (abar[j] - dsum);
     if (row.ds) std::memcpy(row.ds + off, ds, n * sizeof(float));
 
     const float* k = row.k + off * d.dk;
