@@ -115,6 +115,10 @@ const float* tile_weights(const Problem& p, const Row& row, size_t off, size_t n
   if (row.lse == kInf) {
     // The forward's limit of softmax: the +inf logits share all the weight.
     for (size_t j = 0; j < n; ++j) buf[j] = buf[j] == kInf ? row.inf_share : 0.0f;
+  } else if (row.lse != row.lse) {
+    // A NaN row: NaN weights, but masked keys keep exactly 0, as in the
+    // forward's weights (exp(-inf - NaN) would be NaN).
+    for (size_t j = 0; j < n; ++j) buf[j] = buf[j] == -kInf ? 0.0f : row.lse;
   } else {
     // exp(S - lse) = exp(S - max) / sum: A without a second pass. A masked
     // logit (-inf) gives exactly 0; a NaN lse gives NaN, which propagates.
