@@ -244,6 +244,7 @@ void WeightedSum(const float* HWY_RESTRICT p, const float* HWY_RESTRICT v, size_
     V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);
     const float* vc = v + c;
     for (size_t j = 0; j < count; ++j, vc += ldv) {
+      if (p[j] == 0.0f) continue;  // zero weight: a masked key, whose value row may hold NaN/inf (KernelsF32)
       const V pj = hn::Set(d, p[j]);
       y0 = hn::MulAdd(pj, hn::LoadU(d, vc), y0);
       y1 = hn::MulAdd(pj, hn::LoadU(d, vc + N), y1);
@@ -261,10 +262,10 @@ void WeightedSum(const float* HWY_RESTRICT p, const float* HWY_RESTRICT v, size_
     const float* vc = v + c;
     size_t j = 0;
     for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
-      y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
-      y1 = hn::MulAdd(hn::Set(d, p[j + 1]), hn::LoadU(d, vc + ldv), y1);
+      if (p[j] != 0.0f) y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
+      if (p[j + 1] != 0.0f) y1 = hn::MulAdd(hn::Set(d, p[j + 1]), hn::LoadU(d, vc + ldv), y1);
     }
-    if (j < count) y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
+    if (j < count && p[j] != 0.0f) y0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, vc), y0);
     hn::StoreU(hn::Mul(hn::Add(y0, y1), av), d, y + c);
   }
   if (c < dv) {
@@ -273,10 +274,10 @@ void WeightedSum(const float* HWY_RESTRICT p, const float* HWY_RESTRICT v, size_
     const float* vc = v + c;
     size_t j = 0;
     for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
-      y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
-      y1 = hn::MulAdd(hn::Set(d, p[j + 1]), LoadTail(d, vc + ldv, rest), y1);
+      if (p[j] != 0.0f) y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
+      if (p[j + 1] != 0.0f) y1 = hn::MulAdd(hn::Set(d, p[j + 1]), LoadTail(d, vc + ldv, rest), y1);
     }
-    if (j < count) y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
+    if (j < count && p[j] != 0.0f) y0 = hn::MulAdd(hn::Set(d, p[j]), LoadTail(d, vc, rest), y0);
     StoreTail(d, hn::Mul(hn::Add(y0, y1), av), y + c, rest);
   }
 }

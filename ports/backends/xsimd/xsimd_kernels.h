@@ -169,6 +169,7 @@ struct Kernels {
       B y0(0.0f), y1(0.0f), y2(0.0f), y3(0.0f);
       const float* vc = v + c;
       for (size_t j = 0; j < count; ++j, vc += ldv) {
+        if (p[j] == 0.0f) continue;  // zero weight: a masked key, whose value row may hold NaN/inf (KernelsF32)
         const B pj(p[j]);
         y0 = xsimd::fma(pj, B::load_unaligned(vc), y0);
         y1 = xsimd::fma(pj, B::load_unaligned(vc + N), y1);
@@ -186,10 +187,10 @@ struct Kernels {
       const float* vc = v + c;
       size_t j = 0;
       for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
-        y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
-        y1 = xsimd::fma(B(p[j + 1]), B::load_unaligned(vc + ldv), y1);
+        if (p[j] != 0.0f) y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
+        if (p[j + 1] != 0.0f) y1 = xsimd::fma(B(p[j + 1]), B::load_unaligned(vc + ldv), y1);
       }
-      if (j < count) y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
+      if (j < count && p[j] != 0.0f) y0 = xsimd::fma(B(p[j]), B::load_unaligned(vc), y0);
       ((y0 + y1) * av).store_unaligned(y + c);
     }
     if (c < dv) {
@@ -198,10 +199,10 @@ struct Kernels {
       const float* vc = v + c;
       size_t j = 0;
       for (; j + 2 <= count; j += 2, vc += 2 * ldv) {
-        y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
-        y1 = xsimd::fma(B(p[j + 1]), load_tail(vc + ldv, rest, 0.0f), y1);
+        if (p[j] != 0.0f) y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
+        if (p[j + 1] != 0.0f) y1 = xsimd::fma(B(p[j + 1]), load_tail(vc + ldv, rest, 0.0f), y1);
       }
-      if (j < count) y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
+      if (j < count && p[j] != 0.0f) y0 = xsimd::fma(B(p[j]), load_tail(vc, rest, 0.0f), y0);
       store_tail((y0 + y1) * av, y + c, rest);
     }
   }
