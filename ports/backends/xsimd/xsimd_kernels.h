@@ -15,7 +15,9 @@
 
 namespace tinyattn {
 namespace xsimd_port {
-namespace {
+// Included by one translation unit per architecture: internal linkage keeps
+// each architecture's instantiation apart.
+namespace {  // NOLINT(cert-dcl59-cpp)
 
 template <class A>
 struct Kernels {

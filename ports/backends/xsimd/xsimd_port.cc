@@ -3,6 +3,8 @@
 // Compiled with the baseline flags: it only asks the CPU, never runs kernels.
 #include "xsimd_port.h"
 
+#include <atomic>
+
 #include <xsimd/config/xsimd_arch.hpp>
 
 #include "xsimd_tables.h"
@@ -33,7 +35,9 @@ const Arch kArchs[] = {
     {nullptr, nullptr},
 };
 
-const KernelsF32* g_forced = nullptr;
+// Set only by force_arch() (tests, benchmarks); atomic so that forcing an
+// architecture while other threads run forward() is not a data race.
+std::atomic<const KernelsF32*> g_forced{nullptr};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 bool same(const char* a, const char* b) {
   for (; *a && *a == *b; ++a, ++b) {
@@ -44,7 +48,7 @@ bool same(const char* a, const char* b) {
 }  // namespace
 
 const KernelsF32* kernels_f32() {
-  if (g_forced) return g_forced;
+  if (const KernelsF32* forced = g_forced.load(std::memory_order_relaxed)) return forced;
   for (const Arch& a : kArchs)
     if (a.table && a.runnable()) return a.table();
   return nullptr;
@@ -52,13 +56,13 @@ const KernelsF32* kernels_f32() {
 
 bool force_arch(const char* name) {
   if (name == nullptr) {
-    g_forced = nullptr;
+    g_forced.store(nullptr, std::memory_order_relaxed);
     return true;
   }
   for (const Arch& a : kArchs)
     if (a.table && same(a.table()->simd_target(), name)) {
       if (!a.runnable()) return false;
-      g_forced = a.table();
+      g_forced.store(a.table(), std::memory_order_relaxed);
       return true;
     }
   return false;
