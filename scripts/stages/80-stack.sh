@@ -39,12 +39,14 @@ for board in cortex-m4 cortex-m55; do
   defs=()
   # The SIMD ports a board build compiles: Highway (static dispatch) on both,
   # Helium on the M55.
-  if [ -d "$R/ports/backends/highway" ] && [ -e "$dir/include/hwy" ]; then
-    sources+=("$R"/ports/backends/highway/*.cc)
+  # (the kernel files only: the boards use static dispatch, so no dispatch
+  # runtime, and the folders' probe/test-hook programs are not the library)
+  if [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
+    sources+=("$R/ports/backends/highway/highway_kernels.cc")
     defs+=(-DTINYATTN_HAVE_HIGHWAY=1)
   fi
-  if [ "$board" = cortex-m55 ] && [ -d "$R/ports/backends/mve" ]; then
-    sources+=("$R"/ports/backends/mve/*.cc)
+  if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
+    sources+=("$R/ports/backends/mve/mve.cc")
     defs+=(-DTINYATTN_HAVE_MVE=1)
   fi
   rc=0
