@@ -2,6 +2,7 @@
 """Tests of `tinyattn run` against NumPy, and of its .npy error handling.
 
     tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 NumPy reference
+                                              # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py)
     tool_cases.py TINYATTN WORKDIR malformed  # broken files and arguments: clean one-line errors
 
 Cases and their expected outputs are generated into WORKDIR (the build tree)
@@ -13,6 +14,10 @@ import subprocess
 import sys
 
 import numpy as np
+
+# The NumPy model of the int8 path (plan and forward, bit-exact), shared with the golden vectors.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "quant"))
+import gen_quant_vectors as quant  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
 WORK.mkdir(parents=True, exist_ok=True)
@@ -103,6 +108,149 @@ def check_run(name, arrays, flags, ref_kwargs, version=None, dtype=np.float32, w
         print(f"ok   {name}: Y max error {np.abs(y - y_ref).max():.2e}")
 
 
+F16_ULP = 2.0 ** -11
+F16_MIN_SUB = 2.0 ** -25
+worst = {"f16_y": 0.0, "f16_a": 0.0, "i8_y_lsb": 0.0, "i8_p_lsb": 0.0}
+
+
+def check_f16(name, arrays, flags, ref_kwargs, weights=True, inputs=np.float16):
+    """--dtype f16 against float64 on the fp16 inputs, within docs/quant.md's fp16 bounds.
+
+    inputs=np.float32 writes float32 files: the tool must round them to the same
+    halves as NumPy (to nearest even), so Y and A must equal the fp16-input run bit for bit."""
+    # Through float32 first, so both file kinds hold the same halves (no double-rounding difference).
+    q, k, v = (a.astype(np.float32).astype(inputs) for a in arrays)
+    out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
+    args = ["run", "--dtype", "f16", "--q", save(f"{name}_q.npy", q), "--k", save(f"{name}_k.npy", k),
+            "--v", save(f"{name}_v.npy", v), "--out", out("y"), *flags]
+    if weights:
+        args += ["--weights", out("a")]
+    r = tool(*args)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return None
+    qh, kh, vh = (a.astype(np.float32).astype(np.float16) for a in arrays)
+    y_ref, a_ref = reference(qh.astype(np.float64), kh.astype(np.float64), vh.astype(np.float64), **ref_kwargs)
+    y = np.load(out("y"))
+    a = np.load(out("a")) if weights else None
+    if y.dtype != np.float16 or (weights and a.dtype != np.float16):
+        failures.append(f"{name}: outputs are {y.dtype}/{None if a is None else a.dtype}, expected float16")
+        return None
+    if y.shape != y_ref.shape or (weights and a.shape != a_ref.shape):
+        failures.append(f"{name}: shapes {y.shape}, expected {y_ref.shape}")
+        return None
+    vmax = float(np.abs(vh.astype(np.float64)).max())
+    yd = np.abs(y.astype(np.float64) - y_ref)
+    y_bound = 2e-5 * vmax * (1 + F16_ULP) + F16_MIN_SUB + (2e-5 + F16_ULP) * np.abs(y_ref)
+    problems = []
+    if (yd > y_bound).any():
+        problems.append(f"Y off by {yd.max():.3g} (bound {y_bound[yd > y_bound].min():.3g})")
+    worst["f16_y"] = max(worst["f16_y"], yd.max() / vmax)
+    if weights:
+        ad = np.abs(a.astype(np.float64) - a_ref)
+        a_bound = 2e-6 + F16_MIN_SUB + (2e-5 + F16_ULP) * a_ref
+        if (ad > a_bound).any():
+            problems.append(f"A off by {ad.max():.3g}")
+        if (a_ref == 0).any() and (a[a_ref == 0] != 0).any():
+            problems.append("masked weights are not exactly 0")
+        worst["f16_a"] = max(worst["f16_a"], ad.max())
+    if problems:
+        failures.append(f"{name}: {', '.join(problems)}")
+        return None
+    print(f"ok   {name}: Y max error {yd.max():.2e} (max|v| {vmax:.2f})")
+    return y, a
+
+
+def qspec_text(qp, bias=None):
+    parts = [f"{t}=" + "/".join(f"{s!r}:{z}" for s, z in zip(*qp[t])) for t in "qkvy"]
+    if bias is not None:
+        parts.append("b=" + "/".join(f"{s!r}:{z}" for s, z in zip(*bias)))
+    return ",".join(parts)
+
+
+def check_i8(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, bias=None, qparams_file=False):
+    """--dtype i8: Y and the Q0.15 weights byte for byte against gen_quant_vectors.py's
+    plan() and forward(); Y also within docs/quant.md's bound of the float64 softmax."""
+    n, m, dk, dv, hq, hkv = dims
+    data = {t: rng.integers(-128, 128, size=shape).astype(np.int8)
+            for t, shape in (("q", (hq, n, dk)), ("k", (hkv, m, dk)), ("v", (hkv, m, dv)))}
+    three_d = hq > 1 or hkv > 1
+    files = {t: save(f"{name}_{t}.npy", a if three_d else a[0]) for t, a in data.items()}
+    c = {"dims": dims, "softmax_scale": softmax_scale, "mask": dict(mask or {}),
+         **{t: qp[t] for t in "qkvy"}, **{t + "_data": data[t].ravel() for t in "qkv"}}
+    spec = qspec_text(qp, bias[0] if bias else None)
+    if bias:
+        c["bias"], c["bias_data"] = bias[0], bias[1].ravel()
+        if bias[1].ndim == 3:
+            c["mask"]["head_stride"] = n * m
+        flags = [*flags, "--bias", save(f"{name}_b.npy", bias[1])]
+    if qparams_file:
+        spec = write(f"{name}_qparams.txt", spec.replace(",", "\n").encode() + b"\n")
+    out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
+    args = ["run", "--dtype", "i8", "--qparams", spec, "--q", files["q"], "--k", files["k"], "--v", files["v"],
+            "--out", out("y"), *flags]
+    if weights:
+        args += ["--weights", out("a")]
+    r = tool(*args)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    y_exp, w_exp = quant.forward(c, quant.plan(c))
+    y = np.load(out("y"))
+    problems = []
+    if y.dtype != np.int8 or y.size != y_exp.size:
+        failures.append(f"{name}: Y is {y.dtype} {y.shape}")
+        return
+    if not np.array_equal(y.ravel(), y_exp):
+        problems.append(f"{int((y.ravel() != y_exp).sum())} Y bytes differ from gen_quant_vectors.forward")
+    if weights:
+        a = np.load(out("a"))
+        if a.dtype != np.uint16 or not np.array_equal(a.ravel(), w_exp):
+            problems.append(f"weights ({a.dtype}) differ from gen_quant_vectors.forward")
+    # The float view: dequantize, float64 softmax, requantize without rounding.
+    per = lambda t, h: (float(np.float32(qp[t][0][h if len(qp[t][0]) > 1 else 0])), qp[t][1][h if len(qp[t][1]) > 1 else 0])
+    group = hq // hkv
+    ss = float(np.float32(1) / np.sqrt(np.float32(dk))) if softmax_scale is None else float(np.float32(softmax_scale))
+    y3 = y.reshape(hq, n, dv).astype(np.float64)
+    for h in range(hq):
+        g = h // group
+        (sq, zq), (sk, zk), (sv, zv), (sy, zy) = per("q", h), per("k", g), per("v", g), per("y", h)
+        qf = (data["q"][h].astype(np.float64) - zq) * sq
+        kf = (data["k"][g].astype(np.float64) - zk) * sk
+        vc = data["v"][g].astype(np.float64) - zv
+        kw = {"scale": ss}
+        if "causal_name" in (mask or {}):
+            kw["causal"] = mask["causal_name"]
+        if "window_ref" in (mask or {}):
+            kw["window"] = mask["window_ref"]
+        if "kv_len" in (mask or {}):
+            kw["kv_len"] = mask["kv_len"]
+        if (mask or {}).get("keep_kind") == 1:
+            keep = mask["keep"].reshape(-1, n, m)
+            kw["keep"] = keep[h if mask.get("head_stride") else 0]
+        if bias:
+            bs, bz = (float(np.float32(bias[0][0][h if len(bias[0][0]) > 1 else 0])),
+                               bias[0][1][h if len(bias[0][1]) > 1 else 0])
+            b = bias[1] if bias[1].ndim == 2 else bias[1][h]
+            kw["bias"] = (b.astype(np.float64) - bz) * bs
+        t_real, a_ref = reference(qf, kf, vc, **kw)  # in units of (v - zv)
+        t = np.clip(zy + (sv / sy) * t_real, -128, 127)
+        bound = 0.5 + (sv / sy) * (0.505 / 32768) * np.abs(vc).sum(axis=0)[None, :]
+        err = np.abs(y3[h] - t)
+        worst["i8_y_lsb"] = max(worst["i8_y_lsb"], err.max())
+        if (err > bound).any():
+            problems.append(f"head {h}: Y {err.max():.3f} LSB from the float64 softmax (bound {bound.min():.3f})")
+        if weights:
+            pd = np.abs(a.reshape(hq, n, m)[h].astype(np.float64) - 32768 * a_ref)
+            worst["i8_p_lsb"] = max(worst["i8_p_lsb"], pd.max())
+            if pd.max() > 0.505:
+                problems.append(f"head {h}: probabilities {pd.max():.3f} LSB from the float64 softmax")
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}")
+    else:
+        print(f"ok   {name}: Y and A byte-identical to gen_quant_vectors.forward")
+
+
 def run_cases():
     r = lambda *shape: rng.standard_normal(shape)
     check_run("plain_2d", (r(5, 16), r(7, 16), r(7, 8)), [], {})
@@ -131,6 +279,50 @@ def run_cases():
     # Longer than one key tile and no weights requested: the online-softmax path.
     check_run("long_keys_tiled", (r(2, 3, 16), r(1, 700, 16), r(1, 700, 8)), ["--causal", "bottom-right"],
               {"causal": "bottom-right"}, weights=False)
+
+    # --dtype f16
+    check_f16("f16_plain", (r(5, 16), r(7, 16), r(7, 8) * 3), [], {})
+    check_f16("f16_gqa_causal", (r(4, 6, 8), r(2, 9, 8), r(2, 9, 5)), ["--heads", "4,2", "--causal", "bottom-right"],
+              {"causal": "bottom-right"})
+    keep46 = rng.random((4, 6)) < 0.7
+    keep46[2] = False  # a fully masked row
+    check_f16("f16_mask_bias_scale", (r(4, 8), r(6, 8), r(6, 3)),
+              ["--mask", save("f16_keep.npy", keep46), "--bias", save("bias.npy", bias), "--scale", "0.3"],
+              {"keep": keep46, "bias": bias, "scale": float(np.float32(0.3))})
+    check_f16("f16_window_kvlen", (r(6, 8), r(6, 8), r(6, 4)), ["--window", "2,1", "--kv-len", "5"],
+              {"window": (2, 1, "top-left"), "kv_len": 5})
+    check_f16("f16_long_keys_tiled", (r(2, 3, 16), r(1, 700, 16), r(1, 700, 8)), ["--causal", "top-left"],
+              {"causal": "top-left"}, weights=False)
+    arrays = (r(5, 16) * 4, r(7, 16), r(7, 8))
+    from_f16 = check_f16("f16_inputs", arrays, [], {})
+    from_f32 = check_f16("f16_from_f32_inputs", arrays, [], {}, inputs=np.float32)
+    if from_f16 and from_f32 and not (np.array_equal(from_f16[0].view(np.uint16), from_f32[0].view(np.uint16)) and
+                                      np.array_equal(from_f16[1].view(np.uint16), from_f32[1].view(np.uint16))):
+        failures.append("f16_from_f32_inputs: float32 inputs are not rounded to the halves NumPy gives")
+
+    # --dtype i8
+    pt = lambda s, z=0: ([s], [z])
+    base = {"q": pt(0.02), "k": pt(0.03), "v": pt(0.05), "y": pt(0.05)}
+    zps = {"q": pt(0.02, 5), "k": pt(0.03, -7), "v": pt(0.05, 11), "y": pt(0.05, -4)}
+    check_i8("i8_plain", (4, 6, 8, 5, 1, 1), base, ["--scale", "0.25"], softmax_scale=0.25)
+    check_i8("i8_default_scale_zero_points", (5, 9, 16, 6, 1, 1), zps, [])
+    per_head = {"q": ([0.02, 0.025, 0.03, 0.035], [5, 2, -1, -4]), "k": ([0.03, 0.0375], [-7, -10]),
+                "v": ([0.05, 0.0625], [11, 8]), "y": ([0.05, 0.06, 0.07, 0.08], [-4, -7, -10, -13])}
+    check_i8("i8_per_head_gqa", (3, 7, 9, 4, 4, 2), per_head, ["--heads", "4,2", "--scale", "0.25"], softmax_scale=0.25)
+    check_i8("i8_causal_br", (3, 8, 8, 6, 2, 1), zps, ["--causal", "bottom-right"],
+             mask={"causal": 2, "causal_name": "bottom-right"})
+    check_i8("i8_window_kvlen", (6, 9, 7, 5, 1, 1), base, ["--window", "1,2", "--kv-len", "7"],
+             mask={"window": (1, 2, 0), "window_ref": (1, 2, "top-left"), "kv_len": 7})
+    keep8 = (rng.random((2, 4, 10)) < 0.6)
+    keep8[0, 1] = False  # a fully masked row
+    check_i8("i8_keep_per_head", (4, 10, 8, 6, 2, 2), zps, ["--mask", save("i8_keep.npy", keep8)],
+             mask={"keep_kind": 1, "keep": keep8.astype(np.uint8).ravel(), "head_stride": 40})
+    b8 = rng.integers(-128, 128, size=(2, 4, 6)).astype(np.int8)
+    check_i8("i8_bias_per_head", (4, 6, 8, 5, 2, 2), base, ["--causal", "top-left"],
+             mask={"causal": 1, "causal_name": "top-left"}, bias=(([0.02, 0.03], [1, 2]), b8))
+    check_i8("i8_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), zps, [], weights=False, qparams_file=True)
+    print(f"worst: f16 max|y - y_ref|/max|v| = {worst['f16_y']:.2e}, f16 max|a - a_ref| = {worst['f16_a']:.2e}, "
+          f"i8 Y {worst['i8_y_lsb']:.3f} LSB and probabilities {worst['i8_p_lsb']:.3f} LSB from the float64 softmax")
 
 
 def raw_npy(header, payload=b"", version=(1, 0), magic=b"\x93NUMPY"):
@@ -234,9 +426,38 @@ def malformed():
     expect_error("mask_dtype", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--mask", float_mask, *base],
                  "bool or uint8")
     common = ["run", "--q", good_q, "--k", good_k, "--v", good_v, *base]
-    expect_error("dtype_f16", [*common, "--dtype", "f16"], "not available", code=2)
-    expect_error("dtype_i8", [*common, "--dtype", "i8"], "not available", code=2)
     expect_error("dtype_other", [*common, "--dtype", "f64"], "--dtype", code=2)
+    # --dtype f16 / i8 inputs and --qparams
+    i8 = {t: save(f"m_{t}8.npy", (a * 20).astype(np.int8)) for t, a in (("q", q), ("k", k), ("v", v))}
+    common8 = ["run", "--dtype", "i8", "--q", i8["q"], "--k", i8["k"], "--v", i8["v"], *base]
+    good_qp = "q=0.02,k=0.03:-7,v=0.05:11,y=0.05:-4"
+    expect_error("i8_needs_qparams", common8, "--qparams", code=2)
+    expect_error("qparams_without_i8", [*common, "--qparams", good_qp], "i8 only", code=2)
+    expect_error("i8_float_input", [*common, "--dtype", "i8", "--qparams", good_qp], "must be int8", code=1)
+    expect_error("f16_int8_input", ["run", "--dtype", "f16", "--q", i8["q"], "--k", good_k, "--v", good_v, *base],
+                 "must be float32 or float16 for --dtype f16", code=1)
+    for case, qp, needle, code in [
+        ("qparams_zero_scale", "q=0,k=0.03,v=0.05,y=0.05", "bad_quantization", 1),
+        ("qparams_negative_scale", "q=0.02,k=-0.03,v=0.05,y=0.05", "bad_quantization", 1),
+        ("qparams_nan_scale", "q=0.02,k=0.03,v=nan,y=0.05", "bad_quantization", 1),
+        ("qparams_inf_scale", "q=0.02,k=0.03,v=0.05,y=inf", "bad_quantization", 1),
+        ("qparams_zero_point_range", "q=0.02:128,k=0.03,v=0.05,y=0.05", "bad_quantization", 1),
+        ("qparams_head_count", "q=0.02/0.03,k=0.03,v=0.05,y=0.05", "bad_quantization", 1),
+        ("qparams_overflowing_output", "q=0.02,k=0.03,v=1e30,y=1e-30", "bad_quantization", 1),
+        ("qparams_missing_y", "q=0.02,k=0.03,v=0.05", "must give q=, k=, v= and y=", 2),
+        ("qparams_unknown_tensor", "q=0.02,k=0.03,v=0.05,y=0.05,x=1", "'x=1'", 2),
+        ("qparams_twice", "q=0.02,q=0.03,k=0.03,v=0.05,y=0.05", "twice", 2),
+        ("qparams_not_a_number", "q=abc,k=0.03,v=0.05,y=0.05", "'abc'", 2),
+        ("qparams_bad_zero_point", "q=0.02:1.5,k=0.03,v=0.05,y=0.05", "'0.02:1.5'", 2),
+        ("qparams_missing_file", str(WORK / "no_such_qparams.txt"), "readable file", 2),
+    ]:
+        expect_error(case, [*common8[:3], "--qparams", qp, *common8[3:]], needle, code=code)
+    bias_f = save("m_bias_f.npy", np.zeros((5, 7), np.float32))
+    expect_error("i8_float_bias", [*common8, "--qparams", good_qp, "--bias", bias_f], "no float bias", code=1)
+    bias_8 = save("m_bias_8.npy", np.zeros((5, 7), np.int8))
+    expect_error("i8_bias_without_b", [*common8, "--qparams", good_qp, "--bias", bias_8], "b=SCALE", code=1)
+    expect_error("i8_b_without_bias", [*common8, "--qparams", good_qp + ",b=0.1"], "no --bias", code=2)
+    expect_error("i8_port", [*common8, "--qparams", good_qp, "--port", "scalar"], "--port", code=2)
     expect_error("kv_len_range", [*common, "--kv-len", "8"], "--kv-len", code=2)
     expect_error("window_syntax", [*common, "--window", "2"], "--window", code=2)
     expect_error("window_empty", [*common, "--window", "-3,1"], "bad_mask")

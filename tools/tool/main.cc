@@ -1,11 +1,16 @@
 // tinyattn: the host tool.
 //   tinyattn run --q q.npy --k k.npy --v v.npy [mask options] --out y.npy [--weights a.npy]
+//                [--dtype f32|f16|i8 [--qparams SPEC]]
 //   tinyattn selftest [--port P] [--format unity|table|both]
 //   tinyattn demo [--svg path] [--color|--no-color]
 // Every error is one line on stderr and a non-zero exit status.
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +20,9 @@
 
 #include "demo/heatmap.h"
 #include "demo/notebook.h"
+#include "tinyattn/forward_f16.h"
+#include "tinyattn/half.h"
+#include "tinyattn/quant.h"
 #include "tinyattn/selftest.h"
 #include "tinyattn/tinyattn.h"
 #include "tool/npy.h"
@@ -34,12 +42,16 @@ const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
     "               [--mask M.npy] [--causal top-left|bottom-right] [--window L,R[,top-left|bottom-right]]\n"
-    "               [--kv-len L] [--bias B.npy] [--scale S] [--heads HQ,HKV] [--dtype f32]\n"
+    "               [--kv-len L] [--bias B.npy] [--scale S] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
+    "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default|scalar|highway|xsimd|mve]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
-    "Tensors are .npy files: Q [Hq,]N,Dk  K [Hkv,]M,Dk  V [Hkv,]M,Dv (float32 or float16);\n"
-    "mask [Hq,]N,M bool/uint8 (nonzero = attend); bias [Hq,]N,M float32.\n";
+    "Tensors are .npy files: Q [Hq,]N,Dk  K [Hkv,]M,Dk  V [Hkv,]M,Dv: float32 or float16 for f32 and f16\n"
+    "(f32 inputs to f16 are rounded to nearest even), int8 for i8; mask [Hq,]N,M bool/uint8 (nonzero =\n"
+    "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
+    "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
+    "Y int8 and A uint16 Q0.15 probabilities (i8).\n";
 
 int fail(const std::string& msg, int code = kExitFail) {
   std::fprintf(stderr, "tinyattn: error: %s\n", msg.c_str());
@@ -91,8 +103,79 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
-  std::string causal, window, kv_len, scale, heads, dtype = "f32", port = "default";
+  std::string causal, window, kv_len, scale, heads, dtype = "f32", port = "default", qparams;
 };
+
+// --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
+// list one S[:Z] per head, separated by '/'. Z defaults to 0 (symmetric).
+// Only the syntax is checked here: plan_int8 judges the values.
+struct TensorQuant {
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+  bool given = false;
+  tinyattn::QuantParams params() const { return {scale.data(), zero_point.data(), scale.size()}; }
+};
+
+struct QuantSpec {
+  TensorQuant q, k, v, y, b;
+};
+
+bool parse_qparams(const std::string& spec_in, QuantSpec* out, std::string* error) {
+  std::string spec = spec_in;
+  // Not "name=": a file holding the same text (commas, spaces or newlines between entries).
+  if (spec.find('=') == std::string::npos) {
+    std::FILE* f = std::fopen(spec.c_str(), "rb");
+    if (!f) {
+      *error = "--qparams: '" + spec + "' is neither q=S:Z,k=...,v=...,y=... nor a readable file";
+      return false;
+    }
+    spec.clear();
+    char buf[4096];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0 && spec.size() < 65536) spec.append(buf, got);
+    std::fclose(f);
+    if (spec.size() >= 65536) {
+      *error = "--qparams: " + spec_in + " is larger than 64 KiB";
+      return false;
+    }
+    for (char& c : spec)
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = ',';
+  }
+  for (const std::string& entry : split(spec, ',')) {
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    const std::string name = entry.substr(0, eq);
+    TensorQuant* t = name == "q" ? &out->q : name == "k" ? &out->k : name == "v" ? &out->v
+                   : name == "y" ? &out->y : name == "b" ? &out->b : nullptr;
+    if (eq == std::string::npos || !t) {
+      *error = "--qparams: '" + entry + "' is not q=, k=, v=, y= or b= followed by SCALE[:ZERO_POINT]";
+      return false;
+    }
+    if (t->given) {
+      *error = "--qparams gives " + name + " twice";
+      return false;
+    }
+    t->given = true;
+    for (const std::string& head : split(entry.substr(eq + 1), '/')) {
+      const std::vector<std::string> sz = split(head, ':');
+      char* end = nullptr;
+      const float scale = sz[0].empty() ? 0.0f : std::strtof(sz[0].c_str(), &end);
+      long long zp = 0;
+      if (sz.size() > 2 || sz[0].empty() || *end != '\0' ||
+          (sz.size() == 2 && !parse_long(sz[1], INT32_MIN, INT32_MAX, &zp))) {
+        *error = "--qparams: " + name + ": '" + head + "' is not SCALE or SCALE:ZERO_POINT (a number and an integer)";
+        return false;
+      }
+      t->scale.push_back(scale);
+      t->zero_point.push_back(static_cast<int32_t>(zp));
+    }
+  }
+  if (!out->q.given || !out->k.given || !out->v.given || !out->y.given) {
+    *error = "--qparams must give q=, k=, v= and y= (SCALE[:ZERO_POINT] each)";
+    return false;
+  }
+  return true;
+}
 
 // A tensor as [heads][rows][cols]; a 2-D file is one head.
 struct Tensor3 {
@@ -114,13 +197,40 @@ bool as_tensor3(const Array& a, const std::string& name, Tensor3* t, std::string
 }
 
 bool load_float(const std::string& path, const std::string& what, Array* a, std::vector<float>* values,
-                std::string* error) {
+                std::string* error, const char* mode = "--dtype f32") {
   if (!tinyattn_tool::read_npy(path, a, error)) return false;
   if (a->dtype != DType::kF32 && a->dtype != DType::kF16) {
-    *error = path + ": " + what + " must be float32 or float16 for --dtype f32, got " + tinyattn_tool::dtype_name(a->dtype);
+    *error = path + ": " + what + " must be float32 or float16 for " + mode + ", got " + tinyattn_tool::dtype_name(a->dtype);
     return false;
   }
   *values = a->to_f32();
+  return true;
+}
+
+// fp16 inputs as they are; float32 ones rounded to the nearest half (ties to even), as the library converts.
+bool load_half(const std::string& path, const std::string& what, Array* a, std::vector<tinyattn::half>* values,
+               std::string* error) {
+  std::vector<float> f;
+  if (!load_float(path, what, a, &f, error, "--dtype f16")) return false;
+  values->resize(f.size());
+  if (a->dtype == DType::kF16) {
+    for (size_t i = 0; i < f.size(); ++i)
+      (*values)[i] = tinyattn::half::from_bits(static_cast<uint16_t>(a->data[2 * i] | a->data[2 * i + 1] << 8));
+  } else {
+    tinyattn::to_half(f.data(), values->data(), f.size());
+  }
+  return true;
+}
+
+bool load_int8(const std::string& path, const std::string& what, Array* a, std::vector<int8_t>* values,
+               std::string* error) {
+  if (!tinyattn_tool::read_npy(path, a, error)) return false;
+  if (a->dtype != DType::kI8) {
+    *error = path + ": " + what + " must be int8 for --dtype i8, got " + tinyattn_tool::dtype_name(a->dtype);
+    return false;
+  }
+  values->resize(a->data.size());
+  std::memcpy(values->data(), a->data.data(), a->data.size());
   return true;
 }
 
@@ -137,7 +247,7 @@ int cmd_run(int argc, char** argv) {
               {"--out", &r.out},       {"--weights", &r.weights}, {"--mask", &r.mask},
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
               {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--heads", &r.heads},
-              {"--dtype", &r.dtype},   {"--port", &r.port}};
+              {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     bool known = false;
@@ -153,10 +263,14 @@ int cmd_run(int argc, char** argv) {
   }
   if (r.q.empty() || r.k.empty() || r.v.empty() || r.out.empty())
     return usage_error("run needs --q, --k, --v and --out");
-  if (r.dtype == "f16" || r.dtype == "i8")
-    return fail("--dtype " + r.dtype + " is not available in this build (only the fp32 path is compiled in); use --dtype f32",
-                kExitUsage);
-  if (r.dtype != "f32") return usage_error("--dtype must be f32");
+  if (r.dtype != "f32" && r.dtype != "f16" && r.dtype != "i8")
+    return usage_error("--dtype must be f32, f16 or i8, got '" + r.dtype + "'");
+  const bool is_f16 = r.dtype == "f16", is_i8 = r.dtype == "i8";
+  if (is_i8 && r.qparams.empty())
+    return usage_error("--dtype i8 needs --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z]");
+  if (!is_i8 && !r.qparams.empty()) return usage_error("--qparams applies to --dtype i8 only");
+  if (is_i8 && r.port != "default")
+    return usage_error("--port does not apply to --dtype i8 (one portable integer implementation)");
 
   tinyattn::Options opt;
   if (!parse_port(r.port, &opt.port)) return usage_error("--port: unknown port '" + r.port + "'");
@@ -168,11 +282,20 @@ int cmd_run(int argc, char** argv) {
   }
 
   std::string error;
+  QuantSpec qspec;
+  if (is_i8 && !parse_qparams(r.qparams, &qspec, &error)) return usage_error(error);
   Array qa, ka, va;
   std::vector<float> q, k, v;
-  if (!load_float(r.q, "Q", &qa, &q, &error) || !load_float(r.k, "K", &ka, &k, &error) ||
-      !load_float(r.v, "V", &va, &v, &error))
-    return fail(error);
+  std::vector<tinyattn::half> qh, kh, vh;
+  std::vector<int8_t> qi, ki, vi;
+  const bool loaded =
+      is_f16  ? load_half(r.q, "Q", &qa, &qh, &error) && load_half(r.k, "K", &ka, &kh, &error) &&
+                    load_half(r.v, "V", &va, &vh, &error)
+      : is_i8 ? load_int8(r.q, "Q", &qa, &qi, &error) && load_int8(r.k, "K", &ka, &ki, &error) &&
+                    load_int8(r.v, "V", &va, &vi, &error)
+              : load_float(r.q, "Q", &qa, &q, &error) && load_float(r.k, "K", &ka, &k, &error) &&
+                    load_float(r.v, "V", &va, &v, &error);
+  if (!loaded) return fail(error);
   Tensor3 qt, kt, vt;
   if (!as_tensor3(qa, r.q, &qt, &error) || !as_tensor3(ka, r.k, &kt, &error) || !as_tensor3(va, r.v, &vt, &error))
     return fail(error);
@@ -200,6 +323,7 @@ int cmd_run(int argc, char** argv) {
   tinyattn::Mask mask;
   Array ma, ba;
   std::vector<float> bias;
+  std::vector<int8_t> bias_i8;
   // Element masks may be [N, M] (shared by every head) or [Hq, N, M].
   auto check_mask_shape = [&](const Array& a, const std::string& path, size_t* head_stride) -> bool {
     Tensor3 t;
@@ -221,11 +345,22 @@ int cmd_run(int argc, char** argv) {
     if (!check_mask_shape(ma, r.mask, &mask_stride)) return fail(error);
     mask.keep = ma.data.data();
   }
-  if (!r.bias.empty()) {
+  if (!r.bias.empty() && is_i8) {
+    // The int8 path has no float bias (it would need floating point at run time): an int8 one, quantized by b=.
+    if (!tinyattn_tool::read_npy(r.bias, &ba, &error)) return fail(error);
+    if (ba.dtype != DType::kI8)
+      return fail(r.bias + ": --dtype i8 takes no float bias (the int8 path is integer only); give an int8 bias "
+                  "and its b=SCALE[:ZERO_POINT] in --qparams, got " + tinyattn_tool::dtype_name(ba.dtype));
+    if (!qspec.b.given) return fail(r.bias + ": an int8 bias needs b=SCALE[:ZERO_POINT] in --qparams");
+    if (!check_mask_shape(ba, r.bias, &bias_stride)) return fail(error);
+    bias_i8.resize(ba.data.size());
+    std::memcpy(bias_i8.data(), ba.data.data(), ba.data.size());
+  } else if (!r.bias.empty()) {
     if (!load_float(r.bias, "the bias", &ba, &bias, &error)) return fail(error);
     if (!check_mask_shape(ba, r.bias, &bias_stride)) return fail(error);
     mask.bias = bias.data();
   }
+  if (is_i8 && qspec.b.given && r.bias.empty()) return usage_error("--qparams gives b= but there is no --bias");
   if (!r.mask.empty() && !r.bias.empty() && (mask_stride == 0) != (bias_stride == 0))
     return fail("--mask and --bias must both be [N, M] or both be [Hq, N, M] (they share one head stride)");
   mask.head_stride = mask_stride ? mask_stride : bias_stride;
@@ -257,14 +392,63 @@ int cmd_run(int argc, char** argv) {
   if (d.y_elems() * sizeof(float) > kMaxOutputBytes ||
       (!r.weights.empty() && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
     return fail("the outputs would exceed the 1 GiB limit (Hq*N*M = " + std::to_string(d.weight_elems()) + ")");
-  std::vector<float> y(d.y_elems()), weights(r.weights.empty() ? 0 : d.weight_elems());
-  std::vector<unsigned char> ws(tinyattn::forward_workspace_bytes(d, !weights.empty()));
-  tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights.empty() ? nullptr : weights.data(), nullptr};
-  const tinyattn::Status s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
+  const bool want_weights = !r.weights.empty();
+  std::vector<float> y, weights;
+  std::vector<tinyattn::half> yh, weights_h;
+  std::vector<int8_t> yi;
+  std::vector<uint16_t> weights_q15;
+  std::vector<unsigned char> ws;
+  tinyattn::Status s = tinyattn::Status::kOk;
+  const char* api = "tinyattn::forward";
+  if (is_f16) {
+    api = "tinyattn::forward_f16";
+    yh.resize(d.y_elems());
+    weights_h.resize(want_weights ? d.weight_elems() : 0);
+    ws.resize(tinyattn::forward_f16_workspace_bytes(d, want_weights));
+    const tinyattn::ForwardIoF16 io{qh.data(), kh.data(), vh.data(), yh.data(),
+                                    want_weights ? weights_h.data() : nullptr, nullptr};
+    s = tinyattn::forward_f16(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
+  } else if (is_i8) {
+    tinyattn::Int8Scheme scheme;
+    scheme.q = qspec.q.params();
+    scheme.k = qspec.k.params();
+    scheme.v = qspec.v.params();
+    scheme.y = qspec.y.params();
+    if (qspec.b.given) scheme.bias = qspec.b.params();
+    scheme.softmax_scale = opt.scale;
+    std::vector<tinyattn::Int8HeadPlan> plans(d.hq);
+    s = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
+    if (s != tinyattn::Status::kOk) {
+      std::string hint;
+      if (s == tinyattn::Status::kBadQuantization)
+        hint = " (scales must be finite and > 0, zero points in [-128, 127], one entry per tensor or one per head, "
+               "and the requantization multipliers representable: see docs/quant.md)";
+      return fail(std::string("tinyattn::plan_int8 rejected --qparams: ") + tinyattn::to_string(s) + hint);
+    }
+    api = "tinyattn::forward_i8";
+    yi.resize(d.y_elems());
+    weights_q15.resize(want_weights ? d.weight_elems() : 0);
+    ws.resize(tinyattn::forward_i8_workspace_bytes(d));
+    tinyattn::ForwardIoI8 io;
+    io.q = qi.data();
+    io.k = ki.data();
+    io.v = vi.data();
+    io.y = yi.data();
+    io.weights = want_weights ? weights_q15.data() : nullptr;
+    io.bias = bias_i8.empty() ? nullptr : bias_i8.data();
+    s = tinyattn::forward_i8(d, io, tinyattn::Int8Plan{plans.data(), plans.size()},
+                             tinyattn::Workspace{ws.data(), ws.size()}, mask);
+  } else {
+    y.resize(d.y_elems());
+    weights.resize(want_weights ? d.weight_elems() : 0);
+    ws.resize(tinyattn::forward_workspace_bytes(d, want_weights));
+    const tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
+    s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
+  }
   if (s != tinyattn::Status::kOk) {
     std::string hint;
     if (s == tinyattn::Status::kBadMask) hint = " (the window is empty: L + R must be >= 0)";
-    return fail(std::string("tinyattn::forward rejected the problem: ") + tinyattn::to_string(s) + hint);
+    return fail(std::string(api) + " rejected the problem: " + tinyattn::to_string(s) + hint);
   }
 
   std::vector<size_t> y_shape = {d.n, d.dv}, w_shape = {d.n, d.m};
@@ -272,10 +456,15 @@ int cmd_run(int argc, char** argv) {
     y_shape.insert(y_shape.begin(), d.hq);
     w_shape.insert(w_shape.begin(), d.hq);
   }
-  if (!tinyattn_tool::write_npy_f32(r.out, y_shape, y.data(), &error)) return fail(error);
-  if (!r.weights.empty() && !tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error))
-    return fail(error);
-  return 0;
+  // half is two bytes of IEEE bits, so '<f2' writes it as it is.
+  const bool wrote =
+      is_f16  ? tinyattn_tool::write_npy(r.out, "<f2", y_shape, yh.data(), 2, &error) &&
+                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<f2", w_shape, weights_h.data(), 2, &error))
+      : is_i8 ? tinyattn_tool::write_npy(r.out, "|i1", y_shape, yi.data(), 1, &error) &&
+                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<u2", w_shape, weights_q15.data(), 2, &error))
+              : tinyattn_tool::write_npy_f32(r.out, y_shape, y.data(), &error) &&
+                    (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error));
+  return wrote ? 0 : fail(error);
 }
 
 // ---------------------------------------------------------------- selftest

@@ -333,8 +333,8 @@ bool read_npy(const std::string& path, Array* out, std::string* error) {
   return true;
 }
 
-std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float* data) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& shape, const void* data, size_t elem_size) {
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
   size_t n = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     dict += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
@@ -347,22 +347,37 @@ std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float
   const size_t padded = (total + 63) / 64 * 64;
   dict.append(padded - total, ' ');
   dict += '\n';
-  std::vector<uint8_t> out(10 + dict.size() + 4 * n);
+  std::vector<uint8_t> out(10 + dict.size() + elem_size * n);
   const uint8_t head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(dict.size() & 0xFF),
                             static_cast<uint8_t>(dict.size() >> 8)};
   std::memcpy(out.data(), head, sizeof head);
   std::memcpy(out.data() + 10, dict.data(), dict.size());
+  // Element by element, least significant byte first: little-endian whatever the host.
   uint8_t* p = out.data() + 10 + dict.size();
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &data[i], sizeof u);
-    for (int b = 0; b < 4; ++b) *p++ = static_cast<uint8_t>(u >> (8 * b));
+  const uint8_t* src = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i, src += elem_size) {
+    uint32_t u = 0;
+    if (elem_size == 4) {
+      std::memcpy(&u, src, 4);
+    } else if (elem_size == 2) {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      u = h;
+    } else {
+      u = *src;
+    }
+    for (size_t b = 0; b < elem_size; ++b) *p++ = static_cast<uint8_t>(u >> (8 * b));
   }
   return out;
 }
 
-bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, const float* data, std::string* error) {
-  const std::vector<uint8_t> bytes = npy_bytes_f32(shape, data);
+std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float* data) {
+  return npy_bytes("<f4", shape, data, 4);
+}
+
+bool write_npy(const std::string& path, const char* descr, const std::vector<size_t>& shape, const void* data,
+               size_t elem_size, std::string* error) {
+  const std::vector<uint8_t> bytes = npy_bytes(descr, shape, data, elem_size);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) {
     *error = path + ": cannot create: " + std::strerror(errno);
@@ -375,6 +390,10 @@ bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, co
     return false;
   }
   return true;
+}
+
+bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, const float* data, std::string* error) {
+  return write_npy(path, "<f4", shape, data, 4, error);
 }
 
 }  // namespace tinyattn_tool

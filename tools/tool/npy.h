@@ -44,6 +44,12 @@ bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error
 // Reads and parses a file ("<path>: <reason>" on failure).
 bool read_npy(const std::string& path, Array* out, std::string* error);
 
+// Serialises elements of elem_size bytes (1, 2 or 4; host order in memory)
+// as a version 1.0 .npy with the given little-endian descr ('<f4', '<f2',
+// '|i1', '<u2'), C order.
+std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& shape, const void* data, size_t elem_size);
+bool write_npy(const std::string& path, const char* descr, const std::vector<size_t>& shape, const void* data,
+               size_t elem_size, std::string* error);
 // Serialises float32 data as a version 1.0 .npy (C order, '<f4').
 std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float* data);
 bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, const float* data, std::string* error);
