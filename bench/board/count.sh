@@ -1,7 +1,8 @@
 #!/bin/sh
 # Instructions executed by one fp32 forward pass on QEMU's Cortex-M boards,
 # counted by a TCG plugin (bench/qemu/insncount.c): M4F (scalar) and M55
-# (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32) and (32,32,32,32).
+# (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32) and (32,32,32,32),
+# and one power-on self-test per board and port.
 # Each figure is insns(run) - insns(same program, forward call skipped).
 # Prints a markdown table and writes it to $OUT/insns.md.
 #   bench/board/count.sh [OUT_DIR]   (default build-bench-board)
@@ -56,6 +57,11 @@ table="$OUT/insns.md"
     case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
     echo "| $dims | $m4 | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
   done
+  # The power-on self-test (26 checks, nothing printed), per board and port.
+  echo
+  echo "| self-test | M4F scalar | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|"
+  echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
 } >"$table"
 cat "$table"
 

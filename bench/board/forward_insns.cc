@@ -3,11 +3,13 @@
 // prints the same checksum line; with run=0 it skips the forward call, so
 // insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_insns <shape: 16|32> <port: scalar|mve> <run: 0|1>
-//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32)
+//   forward_insns <shape: 16|32|selftest> <port: scalar|mve> <run: 0|1>
+//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);
+//   selftest -> one tinyattn::selftest() of that port, printing nothing
 #include <cstdint>
 #include <cstring>
 
+#include "tinyattn/selftest.h"
 #include "tinyattn/tinyattn.h"
 
 extern "C" void board_write(const char* text);
@@ -23,6 +25,7 @@ Large::Q q;
 Large::K k;
 Large::V v;
 Large::Y y;
+tinyattn::SelftestReport report;
 
 // Inputs in [-1, 1) from a fixed linear congruential sequence.
 void fill(float* x, size_t n, uint32_t seed) {
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool is_small = std::strcmp(argv[1], "16") == 0;
+  const bool is_selftest = std::strcmp(argv[1], "selftest") == 0;
   tinyattn::Options options;
   options.port = std::strcmp(argv[2], "mve") == 0 ? tinyattn::Port::kMve : tinyattn::Port::kScalar;
   const bool run = argv[3][0] == '1';
@@ -61,7 +65,10 @@ int main(int argc, char** argv) {
   std::memset(y.data(), 0, sizeof y);
 
   tinyattn::Status status = tinyattn::Status::kOk;
-  if (run) {
+  if (run && is_selftest) {
+    status = tinyattn::selftest(&report, options.port);
+    if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
+  } else if (run) {
     if (is_small) {
       // The small shape reads the leading parts of the same buffers.
       status = small.run({q.data(), k.data(), v.data(), y.data(), nullptr, nullptr}, {}, options);
