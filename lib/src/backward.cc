@@ -16,6 +16,7 @@ namespace tinyattn {
 namespace {
 
 using detail::Extent;
+using detail::fill;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -54,19 +55,9 @@ Status validate_backward(const Dims& d, BackwardMode mode, const BackwardIo& io,
                             {io.dv, d.v_elems() * sizeof(float)},
                             {io.ds, d.weight_elems() * sizeof(float)},
                             {ws.data, ws.bytes}};
-  constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
-  for (size_t a = 0; a < kOutputs; ++a) {
-    for (const Extent& in : inputs)
-      if (detail::overlaps(outputs[a], in)) return Status::kAliasing;
-    for (size_t b = a + 1; b < kOutputs; ++b)
-      if (detail::overlaps(outputs[a], outputs[b])) return Status::kAliasing;
-  }
-  return Status::kOk;
+  return detail::check_aliasing(inputs, outputs);
 }
 
-void fill(float* p, size_t n, float value) {
-  for (size_t c = 0; c < n; ++c) p[c] = value;
-}
 
 struct Problem {
   const Dims& d;

@@ -23,6 +23,25 @@ inline bool overlaps(Extent a, Extent b) {
   return a0 >= b0 ? a0 - b0 < b.bytes : b0 - a0 < a.bytes;
 }
 
+// kAliasing if any output overlaps an input or another output, else kOk.
+// Every entry point lists its tensors (null ones are ignored) and calls this.
+template <size_t kInputs, size_t kOutputs>
+Status check_aliasing(const Extent (&inputs)[kInputs], const Extent (&outputs)[kOutputs]) {
+  for (size_t a = 0; a < kOutputs; ++a) {
+    for (const Extent& in : inputs)
+      if (overlaps(outputs[a], in)) return Status::kAliasing;
+    for (size_t b = a + 1; b < kOutputs; ++b)
+      if (overlaps(outputs[a], outputs[b])) return Status::kAliasing;
+  }
+  return Status::kOk;
+}
+
+// Sets p[0..n) to value (the drivers' zero and NaN rows).
+template <class T>
+void fill(T* p, size_t n, T value) {
+  for (size_t c = 0; c < n; ++c) p[c] = value;
+}
+
 template <class T>
 inline bool aligned(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % alignof(T) == 0;

@@ -59,6 +59,7 @@ void apply_element_masks(const Mask& mask, const Dims& d, size_t h, size_t i, Ke
 namespace {
 
 using detail::Extent;
+using detail::fill;
 
 Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
                         const Options& o, const KernelsF32** kernels) {
@@ -83,19 +84,9 @@ Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const 
                             {io.lse, d.lse_elems() * sizeof(float)},
                             // only the part forward() writes: a larger caller buffer may hold other data
                             {ws.data, ws_needed}};
-  constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
-  for (size_t a = 0; a < kOutputs; ++a) {
-    for (const Extent& in : inputs)
-      if (detail::overlaps(outputs[a], in)) return Status::kAliasing;
-    for (size_t b = a + 1; b < kOutputs; ++b)
-      if (detail::overlaps(outputs[a], outputs[b])) return Status::kAliasing;
-  }
-  return Status::kOk;
+  return detail::check_aliasing(inputs, outputs);
 }
 
-void fill(float* p, size_t n, float value) {
-  for (size_t c = 0; c < n; ++c) p[c] = value;
-}
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -13,6 +13,7 @@ namespace tinyattn {
 namespace {
 
 using detail::Extent;
+using detail::fill;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -35,19 +36,9 @@ Status validate_forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws,
                             {io.weights, d.weight_elems() * sizeof(half)},
                             {io.lse, d.lse_elems() * sizeof(float)},
                             {ws.data, ws.bytes}};
-  constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
-  for (size_t a = 0; a < kOutputs; ++a) {
-    for (const Extent& in : inputs)
-      if (detail::overlaps(outputs[a], in)) return Status::kAliasing;
-    for (size_t b = a + 1; b < kOutputs; ++b)
-      if (detail::overlaps(outputs[a], outputs[b])) return Status::kAliasing;
-  }
-  return Status::kOk;
+  return detail::check_aliasing(inputs, outputs);
 }
 
-void fill(half* p, size_t n, half value) {
-  for (size_t c = 0; c < n; ++c) p[c] = value;
-}
 
 // The workspace carved into its fp32 arrays (sizes as forward_f16_workspace_bytes).
 struct Scratch {

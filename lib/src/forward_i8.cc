@@ -164,14 +164,7 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
                            {io.bias, io.bias ? detail::mask_rows_bytes(d, d.m, mask.head_stride) : 0},
                            detail::keep_extent(mask, d)};
   const Extent outputs[] = {{io.y, d.y_elems()}, {io.weights, d.weight_elems() * sizeof(uint16_t)}, {ws.data, ws.bytes}};
-  constexpr size_t kOutputs = sizeof outputs / sizeof outputs[0];
-  for (size_t a = 0; a < kOutputs; ++a) {
-    for (const Extent& in : inputs)
-      if (detail::overlaps(outputs[a], in)) return Status::kAliasing;
-    for (size_t b = a + 1; b < kOutputs; ++b)
-      if (detail::overlaps(outputs[a], outputs[b])) return Status::kAliasing;
-  }
-  return Status::kOk;
+  return detail::check_aliasing(inputs, outputs);
 }
 
 bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
