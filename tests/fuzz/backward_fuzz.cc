@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "tinyattn/backward.h"
 #include "tinyattn/reference.h"
 #include "tinyattn/tinyattn.h"
@@ -28,27 +29,8 @@ using tinyattn::Dims;
 using tinyattn::Mask;
 using tinyattn::Status;
 
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : p_(data), n_(size) {}
-  uint8_t u8() { return n_ ? (--n_, *p_++) : 0; }
-  uint32_t u32() {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = v << 8 | u8();
-    return v;
-  }
-  size_t range(size_t lo, size_t hi) { return lo + u32() % (hi - lo + 1); }
-  bool chance(unsigned in256) { return u8() < in256; }
+using tinyattn_fuzz::Bytes;
 
- private:
-  const uint8_t* p_;
-  size_t n_;
-};
-
-#define FUZZ_REQUIRE(cond)         \
-  do {                             \
-    if (!(cond)) __builtin_trap(); \
-  } while (0)
 
 constexpr float kSpecials[] = {0.0f, 1e-40f, 1e18f, -1e18f, FLT_MAX, -FLT_MAX,
                                std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),

@@ -24,6 +24,7 @@
 #include <limits>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "tinyattn/reference.h"
 #include "tinyattn/tinyattn.h"
 
@@ -33,36 +34,7 @@ using tinyattn::Dims;
 using tinyattn::Mask;
 using tinyattn::Status;
 
-// Reads the fuzz input front to back; past the end it yields zeros, so every
-// input (even an empty one) decodes to some call.
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : p_(data), n_(size) {}
-  uint8_t u8() { return n_ ? (--n_, *p_++) : 0; }
-  uint32_t u32() {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = v << 8 | u8();
-    return v;
-  }
-  size_t range(size_t lo, size_t hi) { return lo + u32() % (hi - lo + 1); }  // [lo, hi]
-  bool chance(unsigned in256) { return u8() < in256; }
-  float any_float() {
-    const uint32_t bits = u32();
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  size_t left() const { return n_; }
-
- private:
-  const uint8_t* p_;
-  size_t n_;
-};
-
-#define FUZZ_REQUIRE(cond)                      \
-  do {                                          \
-    if (!(cond)) __builtin_trap();              \
-  } while (0)
+using tinyattn_fuzz::Bytes;
 
 constexpr float kSpecials[] = {0.0f,    -0.0f,   1e-40f,   -1e-40f,  FLT_MIN,
                                1e18f,   -1e18f,  FLT_MAX,  -FLT_MAX, std::numeric_limits<float>::infinity(),

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "tinyattn/quant.h"
 #include "tinyattn/reference.h"
 #include "tinyattn/tinyattn.h"
@@ -28,35 +29,17 @@ using tinyattn::Dims;
 using tinyattn::Mask;
 using tinyattn::Status;
 
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : p_(data), n_(size) {}
-  uint8_t u8() { return n_ ? (--n_, *p_++) : 0; }
-  uint32_t u32() {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = v << 8 | u8();
-    return v;
-  }
-  size_t range(size_t lo, size_t hi) { return lo + u32() % (hi - lo + 1); }
-  bool chance(unsigned in256) { return u8() < in256; }
-  float scale() {  // mostly sensible scales, sometimes any bit pattern
-    if (chance(200)) return std::ldexp(1.0f + static_cast<float>(u8()) / 256.0f, static_cast<int>(u8() % 24) - 16);
-    const uint32_t bits = u32();
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  int32_t zero_point() { return chance(230) ? static_cast<int32_t>(u8()) - 128 : static_cast<int32_t>(u32()); }
+using tinyattn_fuzz::Bytes;
 
- private:
-  const uint8_t* p_;
-  size_t n_;
-};
-
-#define FUZZ_REQUIRE(cond)         \
-  do {                             \
-    if (!(cond)) __builtin_trap(); \
-  } while (0)
+// Mostly sensible scales, sometimes any bit pattern.
+float scale(Bytes& in) {
+  if (in.chance(200))
+    return std::ldexp(1.0f + static_cast<float>(in.u8()) / 256.0f, static_cast<int>(in.u8() % 24) - 16);
+  return in.any_float();
+}
+int32_t zero_point(Bytes& in) {
+  return in.chance(230) ? static_cast<int32_t>(in.u8()) - 128 : static_cast<int32_t>(in.u32());
+}
 
 constexpr size_t kMaxHeads = 4;
 
@@ -68,8 +51,8 @@ struct Params {
 
 void make_params(Bytes& in, size_t heads, Params* out) {
   for (size_t h = 0; h < kMaxHeads; ++h) {
-    out->scale[h] = in.scale();
-    out->zero[h] = in.zero_point();
+    out->scale[h] = scale(in);
+    out->zero[h] = zero_point(in);
   }
   out->p.scale = in.chance(4) ? nullptr : out->scale;
   out->p.zero_point = in.chance(64) ? nullptr : out->zero;
@@ -106,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   scheme.k = k.p;
   scheme.v = v.p;
   scheme.y = y.p;
-  if (in.chance(96)) scheme.softmax_scale = in.scale();
+  if (in.chance(96)) scheme.softmax_scale = scale(in);
   tinyattn::Int8HeadPlan plans[kMaxHeads + 1];
   std::memset(static_cast<void*>(plans), 0x5A, sizeof plans);  // canary bytes, compared below
   unsigned char before[sizeof plans];
@@ -130,10 +113,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t h = 0; h < d.hq; ++h) {
       plans[h].logit = {static_cast<int32_t>(in.u32()), static_cast<int32_t>(in.u8()) - 64};
       plans[h].output = {static_cast<int32_t>(in.u32()), static_cast<int32_t>(in.u8()) - 64};
-      plans[h].q_zero = in.zero_point();
-      plans[h].k_zero = in.zero_point();
-      plans[h].v_zero = in.zero_point();
-      plans[h].y_zero = in.zero_point();
+      plans[h].q_zero = zero_point(in);
+      plans[h].k_zero = zero_point(in);
+      plans[h].v_zero = zero_point(in);
+      plans[h].y_zero = zero_point(in);
       (void)tinyattn::validate(plans[h]);
     }
   bool plan_valid = true;
