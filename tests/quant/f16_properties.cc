@@ -52,12 +52,12 @@ constexpr double kU16 = 1.0 / 2048;        // fp16 unit roundoff, 2^-11
 constexpr double kU32 = 1.0 / 16777216.0;  // fp32 unit roundoff, 2^-24
 
 // Absolute error of one fp16 multiply-add near underflow: half the subnormal
-// spacing (2^-25) where fp16 subnormals are kept (aarch64, FPCR.FZ16 = 0); on
-// MVE the bound allows a flush to zero below the smallest normal (2^-14).
-double eta16() { return std::strcmp(f16_native_products_name(), "mve-fp16") == 0 ? 1.0 / 16384 : kHalfSub; }
+// spacing, fp16 subnormals being kept (FPCR.FZ16 / FPSCR.FZ16 = 0, their reset
+// state, on aarch64 and on the M55).
+constexpr double kEta16 = kHalfSub;
 
 // The native mode's logit error bound, the largest over every visible (row, key):
-//   |z^ - z| <= scale * (G * sum_c |q_c k_c| + 1.01 * Dk * eta16),
+//   |z^ - z| <= scale * (G * sum_c |q_c k_c| + 1.01 * Dk * kEta16),
 //   G = gamma_L(2^-11) + gamma_(Dk+2)(2^-24) * (1 + gamma_L(2^-11)),  L = kF16NativeChunk:
 // each fp16 lane rounds L products and partial sums; the widened partial sums,
 // the fp32 tail and the scaling round at most Dk + 2 times in fp32.
@@ -75,7 +75,7 @@ double logit_bound(const Problem& p, const Mask& mask) {
         const float* k = p.k + ((h / d.group()) * d.m + j) * d.dk;
         double abs_dot = 0;
         for (size_t c = 0; c < d.dk; ++c) abs_dot += std::fabs(static_cast<double>(q[c]) * k[c]);
-        const double e = scale * (g * abs_dot + 1.01 * static_cast<double>(d.dk) * eta16());
+        const double e = scale * (g * abs_dot + 1.01 * static_cast<double>(d.dk) * kEta16);
         eps = e > eps ? e : eps;
       }
   return eps;
