@@ -1,8 +1,9 @@
 // Forward attention on fp16 tensors: Q, K, V, Y (and the optional weights A)
 // stored as IEEE binary16; the log-sum-exp stays fp32.
 //
-// Compute is fp32 throughout: rows of Q, K and V are widened into the
-// workspace a tile at a time and fed to the same port kernels as forward()
+// By default (F16Compute::kWidenToF32) compute is fp32 throughout: rows of
+// Q, K and V are widened into the workspace a tile at a time and fed to the
+// same port kernels as forward()
 // (one pass over a row of M scores, or an online softmax over key tiles when
 // the weights are not requested, as forward() does);
 // scores, softmax sums and the P V accumulation are fp32 (no fp16
