@@ -56,7 +56,8 @@ enum class F16Compute : uint8_t {
 struct OptionsF16 : Options {
   F16Compute compute = F16Compute::kWidenToF32;
   OptionsF16() = default;
-  OptionsF16(const Options& o) : Options(o) {}  // NOLINT(google-explicit-constructor): by design
+  // cppcheck-suppress noExplicitConstructor ; implicit on purpose: Options converts
+  OptionsF16(const Options& o) : Options(o) {}  // NOLINT(google-explicit-constructor)
 };
 
 // Fused multiply-adds each fp16 lane runs before its partial sum is widened
