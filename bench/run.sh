@@ -4,7 +4,8 @@
 #      one pinned core held to AVX2+FMA (bench/peers/), with the FMA peak,
 #      softmax rows and decode/prefill scaling;
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
-#      (bench/board/count.sh) and the M4F code size (bench/board/size.sh).
+#      (bench/board/count.sh; the fp16 forward, widened vs native fp16
+#      products: bench/board/count_f16.sh) and the M4F code size (bench/board/size.sh).
 # Writes $OUT/report.md (the tables) and $OUT/forward_gflops.svg.
 #   bench/run.sh [--quick]      OUT defaults to build-bench/
 # Needs libeigen3-dev, libdnnl-dev, gcc-arm-none-eabi, qemu-system-arm.
@@ -22,6 +23,7 @@ ninja -C "$OUT/host" -j2 peers_bench
 OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
 
 "$ROOT/bench/board/count.sh" "$OUT/board"
+"$ROOT/bench/board/count_f16.sh" "$OUT/board"
 "$ROOT/bench/board/size.sh" "$OUT/board"
 
 {
@@ -32,6 +34,8 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
   echo "## Cortex-M under QEMU: instructions per fp32 forward"
   echo
   cat "$OUT/board/insns.md"
+  echo
+  cat "$OUT/board/insns_f16.md"
   echo
   echo "## Code size"
   echo

@@ -1,10 +1,14 @@
 // The fp16 forward driver: the fp32 driver's steps (lib/src/forward.cc) on
 // rows widened from fp16 into the workspace, a tile of keys at a time, with
 // the same port kernels. Results are rounded to fp16 only when stored.
+// With F16Compute::kNativeF16Products the scores and P V come from the native
+// fp16 kernels (f16_native.h) reading the halves in place; the softmax stays
+// on the port's fp32 kernels.
 #include <cmath>
 #include <limits>
 
 #include "detail.h"
+#include "f16_native.h"
 #include "tinyattn/exp.h"
 #include "tinyattn/forward_f16.h"
 
@@ -60,6 +64,7 @@ Scratch carve(const Dims& d, Workspace ws, bool tiled) {
 struct Problem {
   const Dims& d;
   const KernelsF32& kern;
+  const detail::KernelsF16Native* native;  // null: widen to fp32
   const Mask& mask;
   float scale;
   bool element_masks;
@@ -68,6 +73,7 @@ struct Problem {
 
 // Everything one query row needs.
 struct Row {
+  const half* q = nullptr;  // the query row
   const half* k = nullptr;  // key r.lo of this row's KV head
   const half* v = nullptr;  // value r.lo
   half* y = nullptr;
@@ -79,16 +85,24 @@ struct Row {
 
 // Scores of keys [r.lo + off, r.lo + off + count) into s, masks applied.
 void tile_scores(const Problem& p, const Row& row, size_t off, size_t count, float* s) {
-  to_float(row.k + off * p.d.dk, p.sc.tile, count * p.d.dk);
-  p.kern.scores(p.sc.q, p.sc.tile, p.d.dk, count, p.d.dk, p.scale, s);
+  if (p.native) {
+    p.native->scores(row.q, row.k + off * p.d.dk, p.d.dk, count, p.d.dk, p.scale, s);
+  } else {
+    to_float(row.k + off * p.d.dk, p.sc.tile, count * p.d.dk);
+    p.kern.scores(p.sc.q, p.sc.tile, p.d.dk, count, p.d.dk, p.scale, s);
+  }
   if (p.element_masks)
     detail::apply_element_masks(p.mask, p.d, row.h, row.i, KeyRange{row.r.lo + off, row.r.lo + off + count}, s);
 }
 
 // acc += a * sum_j s[j] v[r.lo + off + j] over count keys.
 void tile_values(const Problem& p, const Row& row, size_t off, size_t count, const float* s, float a) {
-  to_float(row.v + off * p.d.dv, p.sc.tile, count * p.d.dv);
-  p.kern.weighted_sum(s, p.sc.tile, p.d.dv, count, p.d.dv, a, p.sc.part);
+  if (p.native) {
+    p.native->weighted_sum(s, row.v + off * p.d.dv, p.d.dv, count, p.d.dv, a, p.sc.part);
+  } else {
+    to_float(row.v + off * p.d.dv, p.sc.tile, count * p.d.dv);
+    p.kern.weighted_sum(s, p.sc.tile, p.d.dv, count, p.d.dv, a, p.sc.part);
+  }
   p.kern.axpy(1.0f, p.sc.part, p.sc.acc, p.d.dv);
 }
 
@@ -169,18 +183,26 @@ void tiled_row(const Problem& p, const Row& row) {
 
 }  // namespace
 
-Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask, const Options& o) {
+Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask, const OptionsF16& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward_f16(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
+  const detail::KernelsF16Native* native = nullptr;
+  if (o.compute == F16Compute::kNativeF16Products) {
+    native = detail::f16_native_kernels();
+    if (!native) return Status::kUnsupported;  // no fp16 arithmetic in this build or CPU
+  } else if (o.compute != F16Compute::kWidenToF32) {
+    return Status::kUnsupported;
+  }
   const bool tiled = forward_f16_uses_tiles(d, io.weights != nullptr);
-  const Problem p{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask), carve(d, ws, tiled)};
+  const Problem p{d, *kp, native, mask, effective_scale(d, o), detail::has_element_masks(mask), carve(d, ws, tiled)};
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
     for (size_t i = 0; i < d.n; ++i) {
       const size_t idx = h * d.n + i;
       const KeyRange r = key_range(mask, i, d.n, d.m);
-      const Row row{io.k + (kv_head * d.m + r.lo) * d.dk,
+      const Row row{io.q + idx * d.dk,
+                    io.k + (kv_head * d.m + r.lo) * d.dk,
                     io.v + (kv_head * d.m + r.lo) * d.dv,
                     io.y + idx * d.dv,
                     io.weights ? io.weights + idx * d.m : nullptr,
@@ -194,7 +216,7 @@ Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Ma
         finish_empty(p, row);
         continue;
       }
-      to_float(io.q + idx * d.dk, p.sc.q, d.dk);
+      if (!native) to_float(row.q, p.sc.q, d.dk);
       if (tiled) tiled_row(p, row);
       else plain_row(p, row);
     }

@@ -35,3 +35,14 @@ if(NOT TINYATTN_BAREMETAL)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free_quant.cc ${CMAKE_CURRENT_LIST_DIR}/../alloc/counting_allocator.cc
     LABELS quant alloc)
 endif()
+
+# aarch64: F16Compute::kNativeF16Products on a CPU without FP16 arithmetic
+# (ARMv8.0, cortex-a57) must report kUnsupported rather than trap, and on one
+# with it (QEMU's max) must run. The log line names the kernels in use.
+if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND TATEST_DOCTEST)
+  tinyattn_add_suite_run(quant_f16_properties_armv8_0 quant_f16_properties ENVIRONMENT QEMU_CPU=cortex-a57 LABELS quant)
+  set_tests_properties(quant_f16_properties_armv8_0 PROPERTIES PASS_REGULAR_EXPRESSION "fp16 native products: none")
+  tinyattn_add_suite_run(quant_f16_properties_fp16 quant_f16_properties ENVIRONMENT QEMU_CPU=max LABELS quant)
+  set_tests_properties(quant_f16_properties_fp16 PROPERTIES
+                       PASS_REGULAR_EXPRESSION "fp16 native products: armv8.2-a-fp16")
+endif()

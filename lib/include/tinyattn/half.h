@@ -1,7 +1,7 @@
 // IEEE 754 binary16 ("half") storage and conversions.
 //
-// tinyattn::half is storage only: the fp16 path widens to fp32 for all
-// arithmetic (see forward_f16.h). Conversions follow IEEE 754:
+// tinyattn::half is storage only: the fp16 path widens to fp32 for its
+// arithmetic, except for the opt-in native fp16 products (see forward_f16.h). Conversions follow IEEE 754:
 //  * half -> float is exact (every half, subnormals included, is a float);
 //  * float -> half rounds to nearest, ties to even; values >= 65520 in
 //    magnitude become +-inf; values below 2^-25 become +-0 (2^-25 itself is

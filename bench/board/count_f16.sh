@@ -1,0 +1,44 @@
+#!/bin/sh
+# Instructions executed by one fp16 forward pass at (N, M, Dk, Dv) =
+# (16, 16, 32, 32) on QEMU's Cortex-M55 board (mps3-an547), counted by the
+# TCG plugin (bench/qemu/insncount.c): the default widening compute against
+# the native fp16 products, with the scalar and the Helium port for the fp32
+# softmax. Each figure is insns(run) - insns(same program, call skipped).
+# Prints a markdown table and writes it to $OUT/insns_f16.md.
+#   bench/board/count_f16.sh [OUT_DIR]   (default build-bench-board)
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:-$ROOT/build-bench-board}
+mkdir -p "$OUT"
+. "$ROOT/bench/board/build.sh"
+
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
+board_build m55 -O2 "$OUT/forward_f16_insns_m55.elf" "$ROOT/bench/board/forward_f16_insns.cc" -mfp16-format=ieee
+
+# count ARGS... -> instructions executed by the whole run
+count() {
+  timeout -k 5 120 qemu-system-arm -M mps3-an547 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native \
+    -plugin "$OUT/libinsncount.so,outfile=$OUT/count_f16.txt" \
+    -kernel "$OUT/forward_f16_insns_m55.elf" -append "$*" >"$OUT/run_f16.log" 2>&1 || {
+    echo "run failed: $*" >&2
+    cat "$OUT/run_f16.log" >&2
+    exit 1
+  }
+  sed -n 's/^insns: //p' "$OUT/count_f16.txt"
+}
+
+# cost COMPUTE PORT -> instructions of the forward call alone
+cost() { echo $(($(count "$1" "$2" 1) - $(count "$1" "$2" 0))); }
+
+table="$OUT/insns_f16.md"
+{
+  echo "| fp16 forward (16,16,32,32), M55 | softmax port | widen to fp32 | native fp16 products | widen/native |"
+  echo "|---|---|---:|---:|---:|"
+  for port in scalar mve; do
+    w=$(cost widen $port)
+    n=$(cost native $port)
+    echo "| no weights | $port | $w | $n | $(awk -v a="$w" -v b="$n" 'BEGIN { printf "%.2f", a / b }')x |"
+  done
+} >"$table"
+cat "$table"
