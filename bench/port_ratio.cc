@@ -6,7 +6,8 @@
 //
 //   port_ratio [--reps N]
 //
-// Prints a markdown table. FLOPs count as 2*N*M*Dk + 2*N*M*Dv; each time is
+// Prints a markdown table, with each port's largest difference from the
+// scalar port's output (a sanity check that the SIMD path computes the same). FLOPs count as 2*N*M*Dk + 2*N*M*Dv; each time is
 // the median of N repetitions (default 5) of a loop of at least 50 ms of
 // thread CPU time (the machine is shared; under qemu-user that is the time
 // of the thread emulating the program).
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +31,7 @@ constexpr Case kCases[] = {{16, 16, 32}, {64, 64, 64}, {128, 128, 64}};
 constexpr size_t kMaxElems = 128 * 64;
 constexpr int kMaxReps = 31;
 
-alignas(64) float g_q[kMaxElems], g_k[kMaxElems], g_v[kMaxElems], g_y[kMaxElems];
+alignas(64) float g_q[kMaxElems], g_k[kMaxElems], g_v[kMaxElems], g_y[kMaxElems], g_y_scalar[kMaxElems];
 alignas(64) unsigned char g_ws[tinyattn::forward_workspace_bytes(tinyattn::Dims{128, 128, 64, 64})];
 
 double now_seconds() {
@@ -88,7 +90,9 @@ int main(int argc, char** argv) {
 
   const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
                                   tinyattn::Port::kMve};
-  std::printf("| shape (N,M,Dk,Dv) | port (SIMD target) | GFLOP/s | ratio to scalar |\n|---|---|---:|---:|\n");
+  std::printf(
+      "| shape (N,M,Dk,Dv) | port (SIMD target) | GFLOP/s | ratio to scalar | max abs diff vs scalar |\n"
+      "|---|---|---:|---:|---:|\n");
   int rc = 0;
   for (const Case& c : kCases) {
     const tinyattn::Dims dims{c.n, c.m, c.d, c.d};
@@ -103,9 +107,16 @@ int main(int argc, char** argv) {
         rc = 1;
         continue;
       }
-      if (p == tinyattn::Port::kScalar) scalar = t;
-      std::printf("| (%zu,%zu,%zu,%zu) | %s (%s) | %.3f | %.2fx |\n", c.n, c.m, c.d, c.d, k->port, k->simd_target(),
-                  flops / t * 1e-9, scalar > 0 ? scalar / t : 0.0);
+      const size_t ny = c.n * c.d;
+      if (p == tinyattn::Port::kScalar) {
+        scalar = t;
+        std::copy(g_y, g_y + ny, g_y_scalar);
+      }
+      double diff = 0.0;
+      for (size_t i = 0; i < ny; ++i)
+        diff = std::fmax(diff, std::fabs(static_cast<double>(g_y[i]) - static_cast<double>(g_y_scalar[i])));
+      std::printf("| (%zu,%zu,%zu,%zu) | %s (%s) | %.3f | %.2fx | %.1e |\n", c.n, c.m, c.d, c.d, k->port,
+                  k->simd_target(), flops / t * 1e-9, scalar > 0 ? scalar / t : 0.0, diff);
     }
   }
   return rc;
