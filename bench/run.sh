@@ -5,10 +5,13 @@
 #      softmax rows and decode/prefill scaling;
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
 #      (bench/board/count.sh; the fp16 forward, widened vs native fp16
-#      products: bench/board/count_f16.sh) and the M4F code size (bench/board/size.sh).
+#      products: bench/board/count_f16.sh) and the M4F code size (bench/board/size.sh);
+#   3. Arm Linux under qemu-user: GFLOP/s ratios to the scalar port, NEON and
+#      SVE (bench/qemu/arm_ratio.sh); emulated, so not performance.
 # Writes $OUT/report.md (the tables) and $OUT/forward_gflops.svg.
 #   bench/run.sh [--quick]      OUT defaults to build-bench/
-# Needs libeigen3-dev, libdnnl-dev, gcc-arm-none-eabi, qemu-system-arm.
+# Needs libeigen3-dev, libdnnl-dev, gcc-arm-none-eabi, qemu-system-arm,
+# g++-aarch64-linux-gnu, g++-arm-linux-gnueabihf, qemu-user.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-bench}
@@ -25,6 +28,7 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
 "$ROOT/bench/board/count.sh" "$OUT/board"
 "$ROOT/bench/board/count_f16.sh" "$OUT/board"
 "$ROOT/bench/board/size.sh" "$OUT/board"
+"$ROOT/bench/qemu/arm_ratio.sh" "$OUT/arm"
 
 {
   echo "## Host (x86-64, one core, AVX2)"
@@ -40,5 +44,9 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
   echo "## Code size"
   echo
   cat "$OUT/board/size.md"
+  echo
+  echo "## Arm Linux under qemu-user: fp32 forward, ratio to the scalar port (emulated; not performance)"
+  echo
+  cat "$OUT/arm/arm.md"
 } >"$OUT/report.md"
 echo "wrote $OUT/report.md and $OUT/forward_gflops.svg"

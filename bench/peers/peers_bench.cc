@@ -201,22 +201,27 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < kernels.size(); ++i) sm << "|---:|---:";
   sm << "|\n";
   for (size_t n = 16; n <= 4096; n *= 2) {
-    std::vector<float> row(n);
     Problem init(1, n, 1, 1);  // reuse its generator: logits in [-1, 1) * 8
-    auto reset = [&] {
+    // One row per implementation, sampled in turn. Softmax of a softmax is
+    // still a valid row, so repeating in place keeps every input in the
+    // normal range.
+    std::vector<std::vector<float>> rows(kernels.size() + 1, std::vector<float>(n));
+    for (std::vector<float>& row : rows)
       for (size_t j = 0; j < n; ++j) row[j] = 8.0f * init.k[j];
-    };
-    // Softmax of a softmax is still a valid row, so repeating in place keeps
-    // every input in the normal range.
-    reset();
-    const double mvec = median_seconds([&] { softmax_row_libmvec(row.data(), n); }, cfg);
+    std::vector<Sampler> samplers;
+    samplers.push_back(make_sampler([&rows, n] { softmax_row_libmvec(rows[0].data(), n); }));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      float* row = rows[i + 1].data();
+      const tinyattn::KernelsF32* k = kernels[i];
+      samplers.push_back(make_sampler([row, k, n] { softmax_row_tinyattn(*k, row, n); }));
+    }
+    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const double mvec = t[0];
     char line[96];
-    std::snprintf(line, sizeof line, "| %zu | %.2f", n, mvec / n * 1e9);
+    std::snprintf(line, sizeof line, "| %zu | %.2f", n, mvec / static_cast<double>(n) * 1e9);
     sm << line;
-    for (const tinyattn::KernelsF32* k : kernels) {
-      reset();
-      const double t = median_seconds([&] { softmax_row_tinyattn(*k, row.data(), n); }, cfg);
-      std::snprintf(line, sizeof line, " | %.2f | %.2fx", t / n * 1e9, mvec / t);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      std::snprintf(line, sizeof line, " | %.2f | %.2fx", t[i + 1] / static_cast<double>(n) * 1e9, mvec / t[i + 1]);
       sm << line;
     }
     sm << " |\n";

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace bench {
@@ -48,6 +49,46 @@ double median_seconds(F&& f, const TimingConfig& cfg) {
   }
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
   return samples[samples.size() / 2];
+}
+
+// A sampler runs its work `iters` times and returns the thread seconds taken;
+// the work itself stays inlined in the loop.
+using Sampler = std::function<double(size_t)>;
+template <class F>
+Sampler make_sampler(F f) {
+  return [f](size_t iters) mutable {
+    const double t0 = thread_seconds();
+    for (size_t i = 0; i < iters; ++i) f();
+    return thread_seconds() - t0;
+  };
+}
+
+// Median seconds per call of each sampler, measured in rounds of one sample
+// of each in turn (after a warm-up and a calibration of each), so that every
+// implementation sees the same load on a shared machine and their ratio holds
+// even when the absolute times drift.
+inline std::vector<double> interleaved_median_seconds(std::vector<Sampler>& samplers, const TimingConfig& cfg) {
+  const size_t k = samplers.size();
+  std::vector<size_t> iters(k, 1);
+  for (size_t i = 0; i < k; ++i) {
+    samplers[i](1);
+    for (;;) {
+      const double s = samplers[i](iters[i]);
+      if (s >= cfg.min_sample_s || iters[i] >= (size_t{1} << 30)) break;
+      iters[i] = s <= 0 ? iters[i] * 16
+                        : std::max(iters[i] * 2, static_cast<size_t>(iters[i] * cfg.min_sample_s / s * 1.2));
+    }
+  }
+  std::vector<std::vector<double>> samples(k);
+  for (int r = 0; r < cfg.repetitions; ++r)
+    for (size_t i = 0; i < k; ++i) samples[i].push_back(samplers[i](iters[i]) / static_cast<double>(iters[i]));
+  std::vector<double> medians(k);
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<double>& v = samples[i];
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    medians[i] = v[v.size() / 2];
+  }
+  return medians;
 }
 
 // Keeps a value alive so the compiler cannot drop the work that made it.

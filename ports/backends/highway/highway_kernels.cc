@@ -58,8 +58,10 @@ HWY_INLINE void StoreTail(D d, V v, float* HWY_RESTRICT p, size_t n) {
 HWY_INLINE float ReduceSum(D d, V v) { return hn::GetLane(hn::SumOfLanes(d, v)); }
 
 // tinyattn::exp_poly (tinyattn/exp.h) step by step, with fused multiply-adds
-// where the target has them (the stated ULP bound covers both roundings).
-HWY_INLINE V ExpPoly(D d, V x) {
+// where the target has them (the stated ULP bound covers both roundings),
+// without the range selects: exact for x in [flush_below, overflow_above] and
+// for NaN; ExpFixRange gives the other lanes their values.
+HWY_INLINE V ExpCore(D d, V x) {
   const ExpCoefficients& c = kExpCoefficients;
   const hn::RebindToSigned<D> di;
   const V t = hn::MulAdd(x, hn::Set(d, c.log2e), hn::Set(d, c.magic));  // n + magic
@@ -75,14 +77,37 @@ HWY_INLINE V ExpPoly(D d, V x) {
   // ARMv7 NEON flushes subnormals: near the flush point r*s is subnormal and
   // became 0. s * (1 + r*p) keeps every intermediate normal; its measured
   // worst error is the same (docs/ports.md).
-  V e = hn::Mul(hn::MulAdd(r, p, hn::Set(d, 1.0f)), s);
+  return hn::Mul(hn::MulAdd(r, p, hn::Set(d, 1.0f)), s);
 #else
-  V e = hn::MulAdd(hn::Mul(r, s), p, s);
+  return hn::MulAdd(hn::Mul(r, s), p, s);
 #endif
-  // Comparisons with NaN are false, so NaN stays NaN through both selects.
+}
+
+// Lanes outside [flush_below, overflow_above]: 0 below, +inf above.
+// Comparisons with NaN are false, so NaN stays NaN through both selects.
+HWY_INLINE V ExpFixRange(D d, V x, V e) {
+  const ExpCoefficients& c = kExpCoefficients;
   e = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, c.flush_below)), e);
-  e = hn::IfThenElse(hn::Gt(x, hn::Set(d, c.overflow_above)), hn::Inf(d), e);
-  return e;
+  return hn::IfThenElse(hn::Gt(x, hn::Set(d, c.overflow_above)), hn::Inf(d), e);
+}
+
+HWY_INLINE V ExpPoly(D d, V x) { return ExpFixRange(d, x, ExpCore(d, x)); }
+
+// Whether a lane of x0 or x1 lies outside [flush_below, overflow_above] (a
+// lane just inside may also say so): |x - mid| > half, compared as integer
+// bits (sign cleared, so ordered; NaN compares above inf, which is harmless:
+// ExpFixRange keeps NaN) and reduced with an integer max before the one
+// compare. Cheaper than ExpFixRange's two compares and two selects, which
+// rows in range (softmax's usual case) then skip.
+HWY_INLINE bool ExpMayNeedFix(D d, V x0, V x1) {
+  const ExpCoefficients& c = kExpCoefficients;
+  const hn::RebindToSigned<D> di;
+  constexpr float kMid = 0.5f * (c.flush_below + c.overflow_above);
+  constexpr float kHalf = 0.5f * (c.overflow_above - c.flush_below) - 1.0f;  // margin >> rounding of x - kMid
+  const V mid = hn::Set(d, kMid);
+  const auto a0 = hn::BitCast(di, hn::Abs(hn::Sub(x0, mid)));
+  const auto a1 = hn::BitCast(di, hn::Abs(hn::Sub(x1, mid)));
+  return !hn::AllFalse(di, hn::Gt(hn::Max(a0, a1), hn::BitCast(di, hn::Set(d, kHalf))));
 }
 
 #if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR
@@ -172,22 +197,25 @@ float RowMax(const float* HWY_RESTRICT x, size_t n) {
   const D d;
   const size_t N = hn::Lanes(d);
   const V minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
-  V m0 = minus_inf, m1 = minus_inf;
+  // Four accumulators: four independent max chains per iteration.
+  V m0 = minus_inf, m1 = minus_inf, m2 = minus_inf, m3 = minus_inf;
   // Max does not propagate NaN on every target (x86 maxps returns an operand),
   // so NaNs are tracked separately.
   auto nan = hn::IsNaN(m0);  // all false
   size_t j = 0;
-  for (; j + 2 * N <= n; j += 2 * N) {
+  for (; j + 4 * N <= n; j += 4 * N) {
     const V v0 = hn::LoadU(d, x + j), v1 = hn::LoadU(d, x + j + N);
-    nan = hn::Or(nan, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)));
+    const V v2 = hn::LoadU(d, x + j + 2 * N), v3 = hn::LoadU(d, x + j + 3 * N);
+    nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)), hn::Or(hn::IsNaN(v2), hn::IsNaN(v3))));
     m0 = hn::Max(m0, v0);
     m1 = hn::Max(m1, v1);
+    m2 = hn::Max(m2, v2);
+    m3 = hn::Max(m3, v3);
   }
-  if (j + N <= n) {
+  for (; j + N <= n; j += N) {
     const V v = hn::LoadU(d, x + j);
     nan = hn::Or(nan, hn::IsNaN(v));
     m0 = hn::Max(m0, v);
-    j += N;
   }
   if (j < n) {
     const V v = hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, x + j, n - j), minus_inf);
@@ -195,13 +223,18 @@ float RowMax(const float* HWY_RESTRICT x, size_t n) {
     m1 = hn::Max(m1, v);
   }
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
-  // Not MaxOfLanes: EMU128's starts from -FLT_MAX, so all -inf (a fully masked
-  // row) would come back finite.
+  const V m = hn::Max(hn::Max(m0, m1), hn::Max(m2, m3));
+#if HWY_TARGET == HWY_EMU128
+  // Not MaxOfLanes: EMU128's starts from -FLT_MAX, so all -inf (a fully
+  // masked row) would come back finite.
   HWY_ALIGN float lanes[hn::MaxLanes(D())];
-  hn::Store(hn::Max(m0, m1), d, lanes);
-  float m = lanes[0];
-  for (size_t i = 1; i < N; ++i) m = lanes[i] > m ? lanes[i] : m;
-  return m;
+  hn::Store(m, d, lanes);
+  float r = lanes[0];
+  for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
+  return r;
+#else
+  return hn::GetLane(hn::MaxOfLanes(d, m));
+#endif
 }
 
 float ExpShiftSum(float* HWY_RESTRICT x, size_t n, float shift) {
@@ -211,8 +244,12 @@ float ExpShiftSum(float* HWY_RESTRICT x, size_t n, float shift) {
   V s0 = hn::Zero(d), s1 = hn::Zero(d);
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
-    const V e0 = ExpPoly(d, hn::Sub(hn::LoadU(d, x + j), sh));
-    const V e1 = ExpPoly(d, hn::Sub(hn::LoadU(d, x + j + N), sh));
+    const V x0 = hn::Sub(hn::LoadU(d, x + j), sh), x1 = hn::Sub(hn::LoadU(d, x + j + N), sh);
+    V e0 = ExpCore(d, x0), e1 = ExpCore(d, x1);
+    if (HWY_UNLIKELY(ExpMayNeedFix(d, x0, x1))) {
+      e0 = ExpFixRange(d, x0, e0);
+      e1 = ExpFixRange(d, x1, e1);
+    }
     hn::StoreU(e0, d, x + j);
     hn::StoreU(e1, d, x + j + N);
     s0 = hn::Add(s0, e0);

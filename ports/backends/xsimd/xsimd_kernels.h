@@ -39,8 +39,10 @@ struct Kernels {
   }
 
   // tinyattn::exp_poly (tinyattn/exp.h) step by step; fma fuses where the
-  // architecture has it (the stated ULP bound covers both roundings).
-  static B exp_poly(B x) {
+  // architecture has it (the stated ULP bound covers both roundings). Without
+  // the range selects: exact for x in [flush_below, overflow_above] and for
+  // NaN; exp_fix_range gives the other lanes their values.
+  static B exp_core(B x) {
     const ExpCoefficients& c = kExpCoefficients;
     const B t = xsimd::fma(x, B(c.log2e), B(c.magic));  // n + magic
     const B n = t - B(c.magic);
@@ -51,19 +53,38 @@ struct Kernels {
     p = xsimd::fma(p, r, B(c.c3));
     p = xsimd::fma(p, r, B(c.c2));
     p = xsimd::fma(p, r, B(c.c1));
-    B e;
     if (std::is_same<A, xsimd::neon>::value) {
       // ARMv7 NEON flushes subnormals: near the flush point r*s is subnormal
       // and became 0. s * (1 + r*p) keeps every intermediate normal; its
       // measured worst error is the same (docs/ports.md).
-      e = xsimd::fma(r, p, B(1.0f)) * s;
-    } else {
-      e = xsimd::fma(r * s, p, s);
+      return xsimd::fma(r, p, B(1.0f)) * s;
     }
-    // Comparisons with NaN are false, so NaN stays NaN through both selects.
+    return xsimd::fma(r * s, p, s);
+  }
+
+  // Lanes outside [flush_below, overflow_above]: 0 below, +inf above.
+  // Comparisons with NaN are false, so NaN stays NaN through both selects.
+  static B exp_fix_range(B x, B e) {
+    const ExpCoefficients& c = kExpCoefficients;
     e = xsimd::select(x < B(c.flush_below), B(0.0f), e);
-    e = xsimd::select(x > B(c.overflow_above), B(std::numeric_limits<float>::infinity()), e);
-    return e;
+    return xsimd::select(x > B(c.overflow_above), B(std::numeric_limits<float>::infinity()), e);
+  }
+
+  static B exp_poly(B x) { return exp_fix_range(x, exp_core(x)); }
+
+  // Whether a lane of x0 or x1 lies outside [flush_below, overflow_above] (a
+  // lane just inside may also say so): |x - mid| > half, compared as integer
+  // bits (sign cleared, so ordered; NaN compares above inf, which is
+  // harmless: exp_fix_range keeps NaN) and reduced with an integer max before
+  // the one compare. Cheaper than exp_fix_range's two compares and two
+  // selects, which rows in range (softmax's usual case) then skip.
+  static bool exp_may_need_fix(B x0, B x1) {
+    const ExpCoefficients& c = kExpCoefficients;
+    constexpr float kMid = 0.5f * (c.flush_below + c.overflow_above);
+    constexpr float kHalf = 0.5f * (c.overflow_above - c.flush_below) - 1.0f;  // margin >> rounding of x - kMid
+    const I a0 = xsimd::bitwise_cast<I>(xsimd::abs(x0 - B(kMid)));
+    const I a1 = xsimd::bitwise_cast<I>(xsimd::abs(x1 - B(kMid)));
+    return xsimd::any(xsimd::max(a0, a1) > xsimd::bitwise_cast<I>(B(kHalf)));
   }
 
   // N keys at a time (N = lanes), one accumulator each: N independent FMA
@@ -103,22 +124,25 @@ struct Kernels {
 
   static float row_max(const float* x, size_t n) {
     const float minus_inf = -std::numeric_limits<float>::infinity();
-    B m0(minus_inf), m1(minus_inf);
+    // Four accumulators: four independent max chains per iteration.
+    B m0(minus_inf), m1(minus_inf), m2(minus_inf), m3(minus_inf);
     // max() does not propagate NaN on every architecture (x86 maxps returns
     // an operand), so NaNs are tracked separately.
     auto nan = xsimd::isnan(m0);  // all false
     size_t j = 0;
-    for (; j + 2 * N <= n; j += 2 * N) {
+    for (; j + 4 * N <= n; j += 4 * N) {
       const B v0 = B::load_unaligned(x + j), v1 = B::load_unaligned(x + j + N);
-      nan = nan | xsimd::isnan(v0) | xsimd::isnan(v1);
+      const B v2 = B::load_unaligned(x + j + 2 * N), v3 = B::load_unaligned(x + j + 3 * N);
+      nan = nan | (xsimd::isnan(v0) | xsimd::isnan(v1)) | (xsimd::isnan(v2) | xsimd::isnan(v3));
       m0 = xsimd::max(m0, v0);
       m1 = xsimd::max(m1, v1);
+      m2 = xsimd::max(m2, v2);
+      m3 = xsimd::max(m3, v3);
     }
-    if (j + N <= n) {
+    for (; j + N <= n; j += N) {
       const B v = B::load_unaligned(x + j);
       nan = nan | xsimd::isnan(v);
       m0 = xsimd::max(m0, v);
-      j += N;
     }
     if (j < n) {
       const B v = load_tail(x + j, n - j, minus_inf);
@@ -127,7 +151,7 @@ struct Kernels {
     }
     if (xsimd::any(nan)) return std::numeric_limits<float>::quiet_NaN();
     alignas(A::alignment()) float lanes[N];
-    xsimd::max(m0, m1).store_aligned(lanes);
+    xsimd::max(xsimd::max(m0, m1), xsimd::max(m2, m3)).store_aligned(lanes);
     float m = lanes[0];
     for (size_t i = 1; i < N; ++i) m = lanes[i] > m ? lanes[i] : m;
     return m;
@@ -138,8 +162,12 @@ struct Kernels {
     B s0(0.0f), s1(0.0f);
     size_t j = 0;
     for (; j + 2 * N <= n; j += 2 * N) {
-      const B e0 = exp_poly(B::load_unaligned(x + j) - sh);
-      const B e1 = exp_poly(B::load_unaligned(x + j + N) - sh);
+      const B x0 = B::load_unaligned(x + j) - sh, x1 = B::load_unaligned(x + j + N) - sh;
+      B e0 = exp_core(x0), e1 = exp_core(x1);
+      if (exp_may_need_fix(x0, x1)) {
+        e0 = exp_fix_range(x0, e0);
+        e1 = exp_fix_range(x1, e1);
+      }
       e0.store_unaligned(x + j);
       e1.store_unaligned(x + j + N);
       s0 += e0;
