@@ -7,9 +7,10 @@
 
 Cases and their expected outputs are generated into WORKDIR (the build tree)
 from a fixed seed; nothing here is committed data. The float64 reference does its
-dot products and sums exactly rounded (math.fsum) and its exp with math.exp, so the
+dot products and sums exactly rounded (math.fsum) and its exp in software (decimal), so the
 expected values and the errors reported are the same on every machine (see dot()).
 """
+import decimal
 import io
 import math
 import pathlib
@@ -44,10 +45,19 @@ def tool(*args):
 
 # NumPy does only correctly rounded elementwise operations in the reference: its @
 # goes to BLAS (CPU-dependent kernels and summation order) and its float64 exp/log
-# and some reductions are dispatched per CPU, so those use math.fsum and math.exp.
+# and some reductions are dispatched per CPU, so those use math.fsum and decimal.
 def dot(x, y):
     """Exactly rounded float64 dot product."""
     return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
+
+
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
 
 
 def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None):
@@ -92,7 +102,7 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
             mx = max(row)  # exact: the same whatever the order
             if not math.isfinite(mx) or any(math.isnan(x) for x in row):
                 continue  # no visible key (or a +inf or NaN logit): Y = 0, A = 0
-            e = [math.exp(x - mx) for x in row]
+            e = [exp(x - mx) for x in row]
             total = math.fsum(e)
             a[r] = [x / total for x in e]
             y[r] = [dot(a[r], vt[d]) for d in range(dv)]

@@ -14,14 +14,15 @@ computed here in float64 straight from the definitions:
   a row whose max is +inf:   the +inf logits share the weight equally, lse = +inf
 
 This code shares nothing with lib/ref; the suite checks lib/ref against it too.
-Dot products and sums are exactly rounded (math.fsum), exp and log are Python's
-math functions, so the header is byte-identical on every machine (see ARITHMETIC).
+Dot products and sums are exactly rounded (math.fsum), exp and log are computed
+in software (decimal), so the header is byte-identical on every machine (see ARITHMETIC).
 Numbers are written as shortest round-trip decimals (exact for fp32 and fp64).
 
   /usr/bin/python3 tests/vectors/gen_vectors.py          # rewrite the header
   /usr/bin/python3 tests/vectors/gen_vectors.py --check  # exit 1 if it differs
 """
 import argparse
+import decimal
 import math
 import os
 import sys
@@ -154,11 +155,27 @@ def visible(c, n, m):
 # operations (+, -, *, /, sqrt), which give the same bits on every CPU. Its @ / dot
 # go to BLAS, whose kernels and summation order depend on the CPU; its float64
 # exp/log and some reductions are dispatched to per-CPU SIMD code. So dot products
-# and sums are exactly rounded with math.fsum, and exp/log are Python's math ones.
+# and sums are exactly rounded with math.fsum, and exp/log computed with decimal.
 
 def dot(x, y):
     """Exactly rounded float64 dot product (the products of fp32 inputs are exact)."""
     return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
+
+
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
+
+
+def log(x):
+    """The natural log, like exp()."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).ln())
 
 
 def reference(c, q, k, v, keep, bias, scale):
@@ -201,10 +218,10 @@ def reference(c, q, k, v, keep, bias, scale):
                 w = [x / total for x in hits]
                 lse[h, i] = np.inf
             else:
-                e = [math.exp(x - mx) for x in row]
+                e = [exp(x - mx) for x in row]
                 total = math.fsum(e)
                 w = [x / total for x in e]
-                lse[h, i] = mx + math.log(total)
+                lse[h, i] = mx + log(total)
             a[h, i] = w
             y[h, i] = [dot(w, vt[d]) for d in range(c.dv)]
     return y, a, lse

@@ -10,7 +10,7 @@ test holds tinyattn's results to these strings.
 
 Where the notebook calls np.dot, np.matmul, np.einsum, np.linalg.norm, np.exp,
 np.sum or np.mean, this script computes the same formula with exactly rounded
-sums (math.fsum) and Python's math.exp: NumPy sends those to BLAS or to code
+sums (math.fsum) and exp computed in software (decimal): NumPy sends those to BLAS or to code
 dispatched per CPU (SIMD exp, summation order), whose last bits differ between
 machines, and the header must be byte-identical everywhere. The values can
 differ from a NumPy run in the last bits, never in the printed digits.
@@ -19,6 +19,7 @@ differ from a NumPy run in the last bits, never in the printed digits.
     /usr/bin/python3 tools/gen/demo_expected.py --check   # fail if it differs
 """
 import argparse
+import decimal
 import math
 import pathlib
 import sys
@@ -47,12 +48,21 @@ def matmul(a, b):
     return np.array([[dot(row, col) for col in bt] for row in np.asarray(a, dtype=np.float64)])
 
 
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
+
+
 def softmax_rows(z):
-    """exp(z - row max) / row sum, with math.exp and exactly rounded sums."""
+    """exp(z - row max) / row sum, with exp() and exactly rounded sums."""
     out = np.empty(z.shape)
     for i, row in enumerate(z.tolist()):
         mx = max(row)  # exact: the same whatever the order
-        e = [math.exp(x - mx) for x in row]
+        e = [exp(x - mx) for x in row]
         total = math.fsum(e)
         out[i] = [x / total for x in e]
     return out
