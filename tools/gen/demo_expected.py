@@ -10,10 +10,12 @@ test holds tinyattn's results to these strings.
 
 Where the notebook calls np.dot, np.matmul, np.einsum, np.linalg.norm, np.exp,
 np.sum or np.mean, this script computes the same formula with exactly rounded
-sums (math.fsum) and exp computed in software (decimal): NumPy sends those to BLAS or to code
-dispatched per CPU (SIMD exp, summation order), whose last bits differ between
-machines, and the header must be byte-identical everywhere. The values can
-differ from a NumPy run in the last bits, never in the printed digits.
+sums (math.fsum) and an exp computed in software (decimal): NumPy sends those
+to BLAS or to code dispatched per CPU (SIMD exp, summation order), whose last
+bits differ between machines, and the header must be byte-identical everywhere.
+The values can differ from a NumPy run in the last bits, never in the printed
+digits. The draws themselves are NumPy's (its legacy polar method calls the C
+library's log; glibc's FMA and SSE2 versions give the same draws here).
 
     /usr/bin/python3 tools/gen/demo_expected.py           # rewrite the header
     /usr/bin/python3 tools/gen/demo_expected.py --check   # fail if it differs
