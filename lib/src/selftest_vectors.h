@@ -183,16 +183,16 @@ inline constexpr float kExpX[32] = {
     -0x1.0a2b24p+0f, -0x1.62e43p-1f, -0x1.0c6f7ap-20f, 0x0p+0f,
 };
 inline constexpr double kExpY[32] = {
-    0x1.666d0dad2961cp-126, 0x1.ebd7cb45ed61bp-121, 0x1.5175faae3d286p-115,
+    0x1.666d0dad2961dp-126, 0x1.ebd7cb45ed61ap-121, 0x1.5175faae3d286p-115,
     0x1.cf12eedd5b9a6p-110, 0x1.3db8d64e26d93p-104, 0x1.b3fcdbf470352p-99,
     0x1.2b23d94c2292fp-93, 0x1.9a7cc68e18d1bp-88, 0x1.19a485e8982bap-82,
     0x1.827a82bd40a5ep-77, 0x1.092b33fc76ebfp-71, 0x1.6bdf6088940d7p-66,
     0x1.f351208208c6cp-61, 0x1.56971491bb16dp-55, 0x1.d61ccf5c8bd22p-50,
     0x1.428d21ce1966ep-44, 0x1.ba9d57210ddafp-39, 0x1.2faf64e57932p-33,
     0x1.a0b9d412cb532p-28, 0x1.1dec147068a9p-22, 0x1.8859f665e6478p-17,
-    0x1.0d32c6e06b5f9p-11, 0x1.7167061f49ef8p-6, 0x1.fae7cfd4a071p-1,
-    0x1.01ae33df6f3fbp-126, 0x1.00df14fbe7ef7p-125, 0x1.6a09e6622aebfp-1,
-    0x1.6a09e38e1722p-1, 0x1.6a09e656994a6p-2, 0x1.ffffffefa39fp-2,
+    0x1.0d32c6e06b5f9p-11, 0x1.7167061f49ef8p-6, 0x1.fae7cfd4a070fp-1,
+    0x1.01ae33df6f3fbp-126, 0x1.00df14fbe7ef7p-125, 0x1.6a09e6622aecp-1,
+    0x1.6a09e38e17221p-1, 0x1.6a09e656994a6p-2, 0x1.ffffffefa39efp-2,
     0x1.ffffde7211d98p-1, 0x1p+0,
 };
 
@@ -204,7 +204,7 @@ inline constexpr uint32_t kExpCoefficientBits[11] = {
 };
 
 // CRC-32 (IEEE, reflected) of every array above, little-endian, in declaration order.
-inline constexpr uint32_t kCrc32 = 0xDDA9C49Au;
+inline constexpr uint32_t kCrc32 = 0x7E5FEEE6u;
 
 }  // namespace selftest_data
 }  // namespace tinyattn

@@ -4,6 +4,9 @@
 Implements the integer algorithm of docs/quant.md in NumPy (int64/uint64
 arithmetic, the same operations in the same order as lib/src/forward_i8.cc)
 and writes inputs, plans and the expected output bytes to golden_i8.h.
+The arithmetic is integer, plus single correctly rounded float operations in
+plan() (no BLAS, no CPU-dispatched float64 exp/log or sums), so the file is
+byte-identical on every machine; keep it that way.
 
   gen_quant_vectors.py            rewrite tests/quant/golden_i8.h
   gen_quant_vectors.py --check    exit 1 if the committed file differs

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Tests of `tinyattn run` against NumPy, and of its .npy error handling.
 
-    tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 NumPy reference
+    tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 reference
                                               # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py)
     tool_cases.py TINYATTN WORKDIR malformed  # broken files and arguments: clean one-line errors
 
 Cases and their expected outputs are generated into WORKDIR (the build tree)
-from a fixed seed; nothing here is committed data.
+from a fixed seed; nothing here is committed data. The float64 reference does its
+dot products and sums exactly rounded (math.fsum) and its exp in software (decimal), so the
+expected values and the errors reported are the same on every machine (see dot()).
 """
+import decimal
 import io
+import math
 import pathlib
 import subprocess
 import sys
@@ -39,6 +43,23 @@ def tool(*args):
     return subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=120)
 
 
+# NumPy does only correctly rounded elementwise operations in the reference: its @
+# goes to BLAS (CPU-dependent kernels and summation order) and its float64 exp/log
+# and some reductions are dispatched per CPU, so those use math.fsum and decimal.
+def dot(x, y):
+    """Exactly rounded float64 dot product."""
+    return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
+
+
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
+
+
 def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None):
     """float64 attention with the library's semantics (fully masked rows -> 0)."""
     q3 = q if q.ndim == 3 else q[None]
@@ -46,6 +67,7 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
     v3 = v if v.ndim == 3 else v[None]
     hq, n, dk = q3.shape
     hkv, m, _ = k3.shape
+    dv = v3.shape[2]
     s = scale if scale is not None else float(np.float32(1) / np.sqrt(np.float32(dk)))
     ys, ws = [], []
     i = np.arange(n)[:, None]
@@ -63,19 +85,28 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
         vis &= j < kv_len
     for h in range(hq):
         g = h // (hq // hkv)
-        logits = s * (q3[h].astype(np.float64) @ k3[g].astype(np.float64).T)
+        qh, kh, vt = q3[h].astype(np.float64), k3[g].astype(np.float64), v3[g].astype(np.float64).T
         visible = vis.copy()
         if keep is not None:
             visible &= (keep if keep.ndim == 2 else keep[h]).astype(bool)
-        if bias is not None:
-            logits = logits + (bias if bias.ndim == 2 else bias[h]).astype(np.float64)
-        logits = np.where(visible, logits, -np.inf)
-        mx = logits.max(axis=1, keepdims=True)
-        empty = ~np.isfinite(mx)
-        e = np.where(empty, 0.0, np.exp(logits - np.where(empty, 0.0, mx)))
-        tot = e.sum(axis=1, keepdims=True)
-        a = np.where(tot > 0, e / np.where(tot > 0, tot, 1), 0.0)
-        ys.append(a @ v3[g].astype(np.float64))
+        bh = None if bias is None else (bias if bias.ndim == 2 else bias[h]).astype(np.float64)
+        a = np.zeros((n, m))
+        y = np.zeros((n, dv))
+        for r in range(n):
+            row = []
+            for c in range(m):
+                x = s * dot(qh[r], kh[c]) if visible[r, c] else -math.inf
+                if visible[r, c] and bh is not None:
+                    x += float(bh[r, c])
+                row.append(x)
+            mx = max(row)  # exact: the same whatever the order
+            if not math.isfinite(mx) or any(math.isnan(x) for x in row):
+                continue  # no visible key (or a +inf or NaN logit): Y = 0, A = 0
+            e = [exp(x - mx) for x in row]
+            total = math.fsum(e)
+            a[r] = [x / total for x in e]
+            y[r] = [dot(a[r], vt[d]) for d in range(dv)]
+        ys.append(y)
         ws.append(a)
     y, w = np.array(ys), np.array(ws)
     return (y, w) if q.ndim == 3 else (y[0], w[0])

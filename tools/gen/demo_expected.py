@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
 """Generates tests/demo/demo_expected.h: the seed notebook's numbers.
 
-Runs the NumPy computations of the seed notebook (50_scaled_dot_product_attention,
+Runs the computations of the seed notebook (50_scaled_dot_product_attention,
 its attention map, properties, softmax-saturation and disambiguation cells --
 the computations only, without marimo, pandas or plotly) in the notebook's
-order and with its seeds, and records every number the demo prints, formatted
-exactly as the notebook formats it. The demo test holds tinyattn's results to
-these strings.
+order and with its seeds (NumPy's legacy RandomState draws), and records every
+number the demo prints, formatted exactly as the notebook formats it. The demo
+test holds tinyattn's results to these strings.
+
+Where the notebook calls np.dot, np.matmul, np.einsum, np.linalg.norm, np.exp,
+np.sum or np.mean, this script computes the same formula with exactly rounded
+sums (math.fsum) and an exp computed in software (decimal): NumPy sends those
+to BLAS or to code dispatched per CPU (SIMD exp, summation order), whose last
+bits differ between machines, and the header must be byte-identical everywhere.
+The values can differ from a NumPy run in the last bits, never in the printed
+digits. The draws themselves are NumPy's (its legacy polar method calls the C
+library's log; glibc's FMA and SSE2 versions give the same draws here).
 
     /usr/bin/python3 tools/gen/demo_expected.py           # rewrite the header
     /usr/bin/python3 tools/gen/demo_expected.py --check   # fail if it differs
 """
 import argparse
+import decimal
+import math
 import pathlib
 import sys
 
@@ -19,6 +30,48 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "demo" / "demo_expected.h"
+
+
+# Only correctly rounded elementwise IEEE operations (+, -, *, /, sqrt) and the
+# random draws are left to NumPy; see the docstring for why.
+
+def fsum(x):
+    return math.fsum(np.asarray(x, dtype=np.float64).ravel().tolist())
+
+
+def dot(x, y):
+    """Exactly rounded dot product of two float64 vectors."""
+    return fsum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64))
+
+
+def matmul(a, b):
+    """a [n, k] @ b [k, m], each entry an exactly rounded dot product."""
+    bt = np.asarray(b, dtype=np.float64).T
+    return np.array([[dot(row, col) for col in bt] for row in np.asarray(a, dtype=np.float64)])
+
+
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
+
+
+def softmax_rows(z):
+    """exp(z - row max) / row sum, with exp() and exactly rounded sums."""
+    out = np.empty(z.shape)
+    for i, row in enumerate(z.tolist()):
+        mx = max(row)  # exact: the same whatever the order
+        e = [exp(x - mx) for x in row]
+        total = math.fsum(e)
+        out[i] = [x / total for x in e]
+    return out
+
+
+def norm(x):
+    return math.sqrt(dot(x, x))
 
 
 def notebook():
@@ -36,10 +89,9 @@ def notebook():
     idx_tired = sentence_tokens.index("tired")
     emb_matrix[idx_it] = 0.7 * emb_matrix[idx_animal] + 0.3 * emb_matrix[idx_tired] + 0.1 * np.random.randn(d_k_demo)
     emb_matrix[idx_tired] += 0.4 * emb_matrix[idx_animal]
-    raw_dot_products = np.dot(emb_matrix, emb_matrix.T)
+    raw_dot_products = matmul(emb_matrix, emb_matrix.T)
     scaled_scores = raw_dot_products / np.sqrt(d_k_demo)
-    exp_scaled = np.exp(scaled_scores - np.max(scaled_scores, axis=-1, keepdims=True))
-    attention_matrix = exp_scaled / np.sum(exp_scaled, axis=-1, keepdims=True)
+    attention_matrix = softmax_rows(scaled_scores)
     r["tokens"] = sentence_tokens
     r["embeddings"] = emb_matrix
     r["attention"] = attention_matrix
@@ -50,14 +102,13 @@ def notebook():
     for d in dim_grid:
         q_samples = np.random.normal(0, 1, (n_trials, d))
         k_samples = np.random.normal(0, 1, (n_trials, 10, d))
-        unscaled_z = np.einsum("td,tkd->tk", q_samples, k_samples)
+        unscaled_z = np.array([[dot(q_samples[t], k_samples[t, j]) for j in range(k_samples.shape[1])]
+                               for t in range(n_trials)])
         scaled_z = unscaled_z / np.sqrt(d)
-        p_unscaled = np.exp(unscaled_z - np.max(unscaled_z, axis=1, keepdims=True))
-        p_unscaled /= np.sum(p_unscaled, axis=1, keepdims=True)
-        p_scaled = np.exp(scaled_z - np.max(scaled_z, axis=1, keepdims=True))
-        p_scaled /= np.sum(p_scaled, axis=1, keepdims=True)
-        grad_norm_unscaled.append(np.mean(p_unscaled * (1.0 - p_unscaled)))
-        grad_norm_scaled.append(np.mean(p_scaled * (1.0 - p_scaled)))
+        p_unscaled = softmax_rows(unscaled_z)
+        p_scaled = softmax_rows(scaled_z)
+        grad_norm_unscaled.append(fsum(p_unscaled * (1.0 - p_unscaled)) / p_unscaled.size)
+        grad_norm_scaled.append(fsum(p_scaled * (1.0 - p_scaled)) / p_scaled.size)
     sat = []
     for idx, d in enumerate(dim_grid):
         ratio = grad_norm_scaled[idx] / max(grad_norm_unscaled[idx], 1e-12)
@@ -68,20 +119,20 @@ def notebook():
 
     def sdpa(Q, K, V):
         d_k = Q.shape[-1]
-        scores = np.matmul(Q, np.swapaxes(K, -1, -2)) / np.sqrt(d_k)
-        exp_s = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-        A = exp_s / np.sum(exp_s, axis=-1, keepdims=True)
-        return np.matmul(A, V), A
+        scores = matmul(Q, K.T) / np.sqrt(d_k)
+        A = softmax_rows(scores)
+        return matmul(A, V), A
 
     np.random.seed(42)
     Q = np.random.randn(5, 16)
     K = np.random.randn(6, 16)
     V = np.random.randn(6, 8)
     Y, A = sdpa(Q, K, V)
-    row_sums = np.sum(A, axis=-1)
-    v_min_norm = np.min(np.linalg.norm(V, axis=-1))
-    v_max_norm = np.max(np.linalg.norm(V, axis=-1))
-    y_norms = np.linalg.norm(Y, axis=-1)
+    row_sums = np.array([fsum(row) for row in A])
+    v_min_norm = min(norm(row) for row in V)
+    v_max_norm = max(norm(row) for row in V)
+    y_norms = np.array([norm(row) for row in Y])
+    # np.min/np.max round nothing, so they give the same value in any order, on any CPU.
     r["properties"] = [
         ("Row Sum Normalization (sum_j A_ij = 1)", "1.000000", f"{np.min(row_sums):.6f}", f"{np.max(row_sums):.6f}",
          "Exact Match" if np.allclose(row_sums, 1.0, atol=1e-6) else "Discrepancy"),
@@ -110,7 +161,7 @@ def notebook():
     bank_B = Y_B[sent_B.index("bank")]
 
     def cos(u, v):
-        return np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v))
+        return dot(u, v) / (norm(u) * norm(v))
 
     r["bank"] = [
         ("Static bank vs Static bank (Pre-Attention)", f"{cos(bases['bank'], bases['bank']):.4f}",

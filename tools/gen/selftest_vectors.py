@@ -3,13 +3,17 @@
 
 The expected outputs are computed here in float64 from the exact fp32 inputs,
 straight from the definitions (softmax(scale * Q K^T + mask) V), independently
-of the C++ reference. The exp coefficient bit patterns are read from
+of the C++ reference, with exactly rounded dot products and sums (math.fsum)
+and exp/log computed in software (decimal), so the header is byte-identical on every machine
+(see attention()). The exp coefficient bit patterns are read from
 lib/include/tinyattn/exp.h so the self-test can detect a corrupted table.
 
     /usr/bin/python3 tools/gen/selftest_vectors.py           # rewrite the header
     /usr/bin/python3 tools/gen/selftest_vectors.py --check   # fail if it differs
 """
 import argparse
+import decimal
+import math
 import pathlib
 import re
 import struct
@@ -100,29 +104,56 @@ def visible(kind, a, i, j, keep):
 CASES_B = {kind: b for _, kind, _, b, _, _ in CASES}
 
 
+def dot(x, y):
+    """Exactly rounded float64 dot product (the products of fp32 inputs are exact)."""
+    return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
+
+
+def exp(x):
+    """e**x, computed to 40 digits in software (the decimal module), then rounded to
+    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
+    an SSE2 version at run time, which differ in the last bit on rare inputs."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).exp())
+
+
+def log(x):
+    """The natural log, like exp()."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        return float(decimal.Decimal(x).ln())
+
+
 def attention(q, k, v, kind, a, hq, keep, bias, scale):
-    """float64 softmax(scale q k^T + mask) v per query head; empty rows -> 0, lse -inf."""
+    """float64 softmax(scale q k^T + mask) v per query head; empty rows -> 0, lse -inf.
+
+    NumPy does only correctly rounded elementwise operations here: its @ goes to
+    BLAS (CPU-dependent kernels and summation order) and its float64 exp/log and
+    some reductions are dispatched per CPU, so sums use math.fsum and exp/log the
+    decimal module, which give the same bits on every machine."""
     ys, lses = [], []
     group = hq // HKV
     for h in range(hq):
-        kh, vh = k[h // group].astype(np.float64), v[h // group].astype(np.float64)
-        s = scale * (q[h].astype(np.float64) @ kh.T)
+        kh, vt = k[h // group].astype(np.float64), v[h // group].astype(np.float64).T
+        qh = q[h].astype(np.float64)
         for i in range(N):
+            row = []
             for j in range(M):
-                if not visible(kind, a, i, j, keep):
-                    s[i, j] = -np.inf
-        if kind == "kBias":
-            s = s + bias
-        for i in range(N):
-            row = s[i]
-            mx = row.max()
-            if mx == -np.inf:
+                s = -math.inf if not visible(kind, a, i, j, keep) else scale * dot(qh[i], kh[j])
+                if kind == "kBias":
+                    s += float(bias[i, j])
+                row.append(s)
+            mx = max(row)  # exact: the same whatever the order
+            if mx == -math.inf:
                 ys.append(np.zeros(DV))
-                lses.append(-np.inf)
+                lses.append(-math.inf)
                 continue
-            e = np.exp(row - mx)
-            ys.append((e / e.sum()) @ vh)
-            lses.append(mx + np.log(e.sum()))
+            e = [exp(x - mx) for x in row]
+            total = math.fsum(e)
+            w = [x / total for x in e]
+            ys.append(np.array([dot(w, vt[d]) for d in range(vt.shape[0])]))
+            lses.append(mx + log(total))
     return np.array(ys), np.array(lses)
 
 
@@ -182,7 +213,7 @@ def generate():
     xs = list(np.linspace(-87.0, -0.01, 24))
     xs += [-87.33, -86.64, -0.3465736, -0.3465737, -1.0397208, -0.6931472, -1e-6, 0.0]
     exp_x = np.array(xs, dtype=np.float32)
-    exp_y = np.exp(exp_x.astype(np.float64))
+    exp_y = np.array([exp(float(x)) for x in exp_x])
 
     coeff_bits = exp_coefficients()
     crc = crc_bytes([
