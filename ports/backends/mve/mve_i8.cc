@@ -1,20 +1,22 @@
 // The Helium (MVE) int8 kernels: the integers of the scalar table
 // (scalar_i8.cc), computed sixteen int8 or four int32 lanes at a time.
 //
-//  - scores: VMLADAVA.S8 dot products of raw int8 values; the zero points
-//    come in afterwards, algebraically:
-//      sum (q - zq)(k - zk) = sum q k - zq sum k - zk sum q + dk zq zk,
-//    with sum q once per row and sum k (VADDVA.S8) only when zq != 0. All
-//    of it is modular int32 arithmetic whose final value fits, so it is exact.
+//  - scores: VMLADAVA.S8 dot products of raw int8 values, four keys per
+//    pass; the zero points come in algebraically:
+//      sum (q - zq)(k - zk) = sum q k + sum k (-zq) - zk sum q + dk zq zk,
+//    with sum q once per row (the last two terms start each sum) and
+//    sum k (-zq) as a second VMLADAVA into the same sum when zq != 0. All of
+//    it is modular int32 arithmetic whose final value fits, so it is exact.
 //  - exp_row: the 64-bit logit apply() per key in scalar code (SMLAL and the
-//    Helium long shift ASRL), saturated to int32 (every u <= INT32_MIN gives
-//    0, as the masked keys do); then exp2_q30 four lanes at a time: every
+//    Helium long shifts ASRL, SQSHLL), saturated to int32 (every
+//    u <= INT32_MIN gives 0, as the masked keys do); then exp2_q30 four lanes
+//    at a time: every
 //    rounding_rshift of a product there has non-negative operands, so it is
 //    a rounding high multiply (VRMULH) of suitably pre-shifted factors, and
 //    the final shift by n is VRSHL.
-//  - probabilities: a per-row 32-bit reciprocal gives each quotient to
-//    within one; an exact 64-bit remainder test fixes it, so there is no
-//    64-bit division per key.
+//  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
+//    less; one exact 64-bit comparison decides, so there is no 64-bit
+//    division per key.
 //  - weighted_sum: int32 accumulators over 16 columns at a time, widening
 //    byte loads (VLDRB.S32) times a broadcast weight (VMLA.S32); the zero
 //    point is the initial value -zv * sum p.
@@ -45,81 +47,91 @@ inline uint32_t u32(int32_t x) { return static_cast<uint32_t>(x); }
 
 // ---------------------------------------------------------------- scores
 
-// Dot products q . k_j (and sum k_j when kSumK) of four keys over dk bytes.
-template <bool kSumK>
-inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t dk, int32_t d[4], int32_t sk[4]) {
+// How the zero point of q enters the dot products.
+enum class QZero {
+  kNone,    // zq = 0: sum q k alone
+  kFolded,  // -zq fits int8: sum q k + sum k (-zq), one more VMLADAVA into the same sum
+  kSplit,   // zq = -128: sum k apart (VADDVA), one key at a time
+};
+
+// s_j = base + sum_c q_c k_jc (- zq sum_c k_jc) for four keys, modulo 2^32:
+// `whole` vectors of 16 bytes, then the rest (dk mod 16 bytes, predicate tail).
+// Pointers step with the loop (post-increment loads): fewer live registers
+// than base + index.
+template <QZero kMode>
+inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t whole, mve_pred16_t tail, bool has_tail,
+                 int8x16_t nzq, int32_t base, int32_t* s) {
   const int8_t* k1 = k0 + ldk;
   const int8_t* k2 = k1 + ldk;
   const int8_t* k3 = k2 + ldk;
-  int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t c = 0;
-  for (; c + 16 <= dk; c += 16) {
-    const int8x16_t qv = vld1q_s8(q + c);
-    const int8x16_t a = vld1q_s8(k0 + c), b = vld1q_s8(k1 + c), e = vld1q_s8(k2 + c), f = vld1q_s8(k3 + c);
+  int32_t d0 = base, d1 = base, d2 = base, d3 = base;
+  for (size_t v = whole; v > 0; --v) {
+    const int8x16_t qv = vld1q_s8(q);
+    q += 16;
+    const int8x16_t a = vld1q_s8(k0), b = vld1q_s8(k1), e = vld1q_s8(k2), f = vld1q_s8(k3);
+    k0 += 16;
+    k1 += 16;
+    k2 += 16;
+    k3 += 16;
     d0 = vmladavaq_s8(d0, qv, a);
     d1 = vmladavaq_s8(d1, qv, b);
     d2 = vmladavaq_s8(d2, qv, e);
     d3 = vmladavaq_s8(d3, qv, f);
-    if (kSumK) {
-      s0 = vaddvaq_s8(s0, a);
-      s1 = vaddvaq_s8(s1, b);
-      s2 = vaddvaq_s8(s2, e);
-      s3 = vaddvaq_s8(s3, f);
+    if (kMode == QZero::kFolded) {
+      d0 = vmladavaq_s8(d0, nzq, a);
+      d1 = vmladavaq_s8(d1, nzq, b);
+      d2 = vmladavaq_s8(d2, nzq, e);
+      d3 = vmladavaq_s8(d3, nzq, f);
     }
   }
-  if (c < dk) {  // zeroing loads: the lanes past dk add nothing
-    const mve_pred16_t p = tail8(dk, c);
-    const int8x16_t qv = vld1q_z_s8(q + c, p);
-    const int8x16_t a = vld1q_z_s8(k0 + c, p), b = vld1q_z_s8(k1 + c, p), e = vld1q_z_s8(k2 + c, p),
-                    f = vld1q_z_s8(k3 + c, p);
+  if (has_tail) {  // zeroing loads: the lanes past dk add nothing
+    const int8x16_t qv = vld1q_z_s8(q, tail);
+    const int8x16_t a = vld1q_z_s8(k0, tail), b = vld1q_z_s8(k1, tail), e = vld1q_z_s8(k2, tail),
+                    f = vld1q_z_s8(k3, tail);
     d0 = vmladavaq_s8(d0, qv, a);
     d1 = vmladavaq_s8(d1, qv, b);
     d2 = vmladavaq_s8(d2, qv, e);
     d3 = vmladavaq_s8(d3, qv, f);
-    if (kSumK) {
-      s0 = vaddvaq_s8(s0, a);
-      s1 = vaddvaq_s8(s1, b);
-      s2 = vaddvaq_s8(s2, e);
-      s3 = vaddvaq_s8(s3, f);
+    if (kMode == QZero::kFolded) {
+      d0 = vmladavaq_s8(d0, nzq, a);
+      d1 = vmladavaq_s8(d1, nzq, b);
+      d2 = vmladavaq_s8(d2, nzq, e);
+      d3 = vmladavaq_s8(d3, nzq, f);
     }
   }
-  d[0] = d0;
-  d[1] = d1;
-  d[2] = d2;
-  d[3] = d3;
-  sk[0] = s0;
-  sk[1] = s1;
-  sk[2] = s2;
-  sk[3] = s3;
+  s[0] = d0;
+  s[1] = d1;
+  s[2] = d2;
+  s[3] = d3;
 }
 
-template <bool kSumK>
-inline void dot1(const int8_t* q, const int8_t* k0, size_t dk, int32_t* d, int32_t* sk) {
-  int32_t d0 = 0, s0 = 0;
+template <QZero kMode>
+inline int32_t dot1(const int8_t* q, const int8_t* k0, size_t dk, int8x16_t nzq, int32_t base, int32_t q_zero) {
+  int32_t d = base, sk = 0;
   for (size_t c = 0; c < dk; c += 16) {
     const mve_pred16_t p = tail8(dk, c);
     const int8x16_t a = vld1q_z_s8(k0 + c, p);
-    d0 = vmladavaq_s8(d0, vld1q_z_s8(q + c, p), a);
-    if (kSumK) s0 = vaddvaq_s8(s0, a);
+    d = vmladavaq_s8(d, vld1q_z_s8(q + c, p), a);
+    if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
+    if (kMode == QZero::kSplit) sk = vaddvaq_s8(sk, a);
   }
-  *d = d0;
-  *sk = s0;
+  return kMode == QZero::kSplit ? static_cast<int32_t>(u32(d) - u32(q_zero) * u32(sk)) : d;
 }
 
-template <bool kSumK>
-void scores_rows(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, uint32_t base, uint32_t qz,
-                 int32_t* s) {
+template <QZero kMode>
+void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t base,
+                int32_t* s) {
+  // -zq in every lane (kFolded: zq in [-127, 127]).
+  const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   size_t j = 0;
-  int32_t d[4], sk[4];
   // Four keys per pass: each q vector is loaded once for four dot products.
-  for (; j + 4 <= count; j += 4) {
-    dot4<kSumK>(q, k + j * ldk, ldk, dk, d, sk);
-    for (int i = 0; i < 4; ++i) s[j + i] = static_cast<int32_t>(base + u32(d[i]) - (kSumK ? qz * u32(sk[i]) : 0u));
+  if (kMode != QZero::kSplit) {
+    const size_t whole = dk / 16;
+    const mve_pred16_t tail = tail8(dk, whole * 16);
+    const bool has_tail = dk % 16 != 0;
+    for (; j + 4 <= count; j += 4, k += 4 * ldk) dot4<kMode>(q, k, ldk, whole, tail, has_tail, nzq, base, s + j);
   }
-  for (; j < count; ++j) {
-    dot1<kSumK>(q, k + j * ldk, dk, d, sk);
-    s[j] = static_cast<int32_t>(base + u32(d[0]) - (kSumK ? qz * u32(sk[0]) : 0u));
-  }
+  for (; j < count; ++j, k += ldk) s[j] = dot1<kMode>(q, k, dk, nzq, base, q_zero);
 }
 
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
@@ -127,11 +139,14 @@ int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_
   int32_t sum_q = 0;
   for (size_t c = 0; c < dk; c += 16) sum_q = vaddvaq_s8(sum_q, vld1q_z_s8(q + c, tail8(dk, c)));
   // dk zq zk - zk sum q, modulo 2^32: every s_j fits int32, so the wrapped sums are exact.
-  const uint32_t base = static_cast<uint32_t>(dk) * u32(q_zero) * u32(k_zero) - u32(k_zero) * u32(sum_q);
+  const int32_t base =
+      static_cast<int32_t>(static_cast<uint32_t>(dk) * u32(q_zero) * u32(k_zero) - u32(k_zero) * u32(sum_q));
   if (q_zero == 0)
-    scores_rows<false>(q, k, ldk, count, dk, base, 0, s);
+    score_keys<QZero::kNone>(q, k, ldk, count, dk, q_zero, base, s);
+  else if (q_zero != -128)
+    score_keys<QZero::kFolded>(q, k, ldk, count, dk, q_zero, base, s);
   else
-    scores_rows<true>(q, k, ldk, count, dk, base, u32(q_zero), s);
+    score_keys<QZero::kSplit>(q, k, ldk, count, dk, q_zero, base, s);
   int32_t max = INT32_MIN;
   for (size_t j = 0; j < count; j += 4) {
     const mve_pred16_t p = tail32(count, j);
@@ -177,17 +192,30 @@ inline int32x4_t exp2_q30_lanes(int32x4_t u) {
 
 int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   // Pass 1: u_j = apply(logit, s_j) - max_logit, saturated below at INT32_MIN (2^u
-  // rounds to 0 from there on); INT32_MIN also for a masked key. |s m| < 2^62 and
-  // the half below 2^62, so the rounding sum fits int64; (s >> 31) takes one
-  // from a negative product: ties away from zero.
+  // rounds to 0 from there on); INT32_MIN also for a masked key. With
+  // x = s m (|x| < 2^62) and h = 2^(shift-1):
+  //   apply(logit, s) = (x + h + (s >> 31)) >> shift     (s >> 31 = -1: ties away from zero)
+  // and, when |max_logit| <= 2^(61 - shift), max_logit * 2^shift joins the
+  // constant: u = (x + h - max_logit 2^shift + (s >> 31)) >> shift, no
+  // overflow. SQSHLL by 32 saturates u * 2^32 to int64, so its high word is u
+  // saturated to int32.
   const int32_t m = logit.multiplier, shift = logit.shift;
   const int64_t half = int64_t{1} << (shift - 1);  // shift >= 2 (validate())
-  for (size_t j = 0; j < n; ++j) {
-    const int32_t sj = s[j];
-    const int64_t x = int64_t{sj} * m + half + (sj >> 31);
-    const int64_t u = asrl(x, shift) - max_logit;
-    const int32_t v = u < INT32_MIN ? INT32_MIN : static_cast<int32_t>(u);
-    e[j] = sj == INT32_MIN ? INT32_MIN : v;
+  const int64_t limit = int64_t{1} << (61 - shift);
+  if (max_logit <= limit && max_logit >= -limit) {
+    const int64_t base = half - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t sj = s[j];
+      const int64_t u = asrl(base + int64_t{sj} * m + (sj >> 31), shift);
+      e[j] = sj == INT32_MIN ? INT32_MIN : static_cast<int32_t>(sqshll(u, 32) >> 32);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t sj = s[j];
+      const int64_t u = asrl(int64_t{sj} * m + half + (sj >> 31), shift) - max_logit;
+      const int32_t v = u < INT32_MIN ? INT32_MIN : static_cast<int32_t>(u);
+      e[j] = sj == INT32_MIN ? INT32_MIN : v;
+    }
   }
   // Pass 2: the exp, four lanes at a time (e may be s: same index in, same out).
   int64_t sum = 0;
@@ -222,27 +250,36 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
     return;
   }
   // r ~ 2^(b+31) / s in [2^31, 2^32) from the top 32 bits of s, so
-  // e * r / 2^(b+16) ~ e * 2^15 / s to within 2^-14 (e <= s); one 64-bit division per row.
+  // e * r / 2^(b+16) is e * 2^15 / s to within 2^-8 (e <= s). With + 1/2 - 2^-7
+  // the estimate falls in (x - 1, x), x = (e 2^15 + floor(s/2)) / s: its
+  // floor is p or p - 1, and one exact 64-bit comparison tells which. One
+  // 64-bit division per row.
   const int t = b > 32 ? b - 32 : 0;
   const int bt = b - t;  // bit length of s >> t, at most 32
   const uint32_t st = static_cast<uint32_t>(s >> t);
   const uint32_t r = static_cast<uint32_t>(((uint64_t{1} << (bt + 31)) - 1) / st);
-  const int sh = b - 16;                           // in [8, 30]
-  const uint32_t round = uint32_t{1} << (sh - 1);  // + 1/2: floor(s/2)/s, to within 1/s
-  const uint32_t s_lo = static_cast<uint32_t>(s), s_hi = static_cast<uint32_t>(s >> 32);
-  for (size_t j = 0; j < n; ++j) {
-    const uint32_t ej = static_cast<uint32_t>(e[j]);
-    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * r) >> 32);
-    uint32_t qt = (hi + round) >> sh;  // the quotient, or one off either way
-    // The exact remainder (e 2^15 + floor(s/2)) - qt s: |qt s| < 2^63.
-    const uint64_t num = (static_cast<uint64_t>(ej) << 15) + half;
-    const uint64_t prod = static_cast<uint64_t>(qt) * s_lo + (static_cast<uint64_t>(qt * s_hi) << 32);
-    const int64_t rem = static_cast<int64_t>(num - prod);
-    if (rem < 0)
-      --qt;
-    else if (static_cast<uint64_t>(rem) >= s)
-      ++qt;
-    p[j] = static_cast<int32_t>(qt);
+  const int sh = b - 16;  // in [8, 30]
+  const uint32_t round = (uint32_t{1} << (sh - 1)) - (uint32_t{1} << (sh - 7));
+  const uint32x4_t rv = vdupq_n_u32(r);
+  const int32_t minus_sh = -sh;
+  // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
+  constexpr size_t kChunk = 32;
+  alignas(16) uint32_t next[kChunk];
+  for (size_t j0 = 0; j0 < n; j0 += kChunk) {
+    const size_t len = n - j0 < kChunk ? n - j0 : kChunk;
+    // Four lanes: next = floor(estimate) + 1, which is p or p + 1.
+    for (size_t j = 0; j < len; j += 4) {
+      const uint32x4_t ev = vreinterpretq_u32_s32(vld1q_z_s32(e + j0 + j, tail32(len, j)));
+      const uint32x4_t est = vshlq_r_u32(vaddq_n_u32(vmulhq_u32(ev, rv), round), minus_sh);
+      vst1q_u32(next + j, vaddq_n_u32(est, 1));
+    }
+    // p = next exactly when next * s <= e 2^15 + floor(s/2) (both below 2^63).
+    // (e 2^15 formed from 32-bit halves: GCC 12 spills a 64-bit shift here.)
+    for (size_t j = 0; j < len; ++j) {
+      const uint32_t ej = static_cast<uint32_t>(e[j0 + j]);
+      const uint64_t num = ((static_cast<uint64_t>(ej >> 17) << 32) | (ej << 15)) + half;
+      p[j0 + j] = static_cast<int32_t>(next[j] - (num < next[j] * s ? 1u : 0u));
+    }
   }
 }
 
