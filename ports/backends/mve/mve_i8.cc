@@ -105,6 +105,41 @@ inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t whole, mv
   s[3] = d3;
 }
 
+// dot4 for dk = 16 kWhole exactly (the common head sizes): the loop over dk
+// unrolls, the loads take immediate offsets, and for kWhole <= 2 the q
+// vectors stay in registers across keys.
+template <QZero kMode, int kWhole>
+void dot4_rows(const int8_t* q, const int8_t* k, size_t ldk, size_t groups, int8x16_t nzq, int32_t base, int32_t* s) {
+  int8x16_t qv[kWhole];
+#pragma GCC unroll 4
+  for (int v = 0; v < kWhole; ++v) qv[v] = vld1q_s8(q + 16 * v);
+  for (; groups > 0; --groups, k += 4 * ldk, s += 4) {
+    const int8_t* k1 = k + ldk;
+    const int8_t* k2 = k1 + ldk;
+    const int8_t* k3 = k2 + ldk;
+    int32_t d0 = base, d1 = base, d2 = base, d3 = base;
+#pragma GCC unroll 4
+    for (int v = 0; v < kWhole; ++v) {
+      const int8x16_t a = vld1q_s8(k + 16 * v), b = vld1q_s8(k1 + 16 * v), e = vld1q_s8(k2 + 16 * v),
+                      f = vld1q_s8(k3 + 16 * v);
+      d0 = vmladavaq_s8(d0, qv[v], a);
+      d1 = vmladavaq_s8(d1, qv[v], b);
+      d2 = vmladavaq_s8(d2, qv[v], e);
+      d3 = vmladavaq_s8(d3, qv[v], f);
+      if (kMode == QZero::kFolded) {
+        d0 = vmladavaq_s8(d0, nzq, a);
+        d1 = vmladavaq_s8(d1, nzq, b);
+        d2 = vmladavaq_s8(d2, nzq, e);
+        d3 = vmladavaq_s8(d3, nzq, f);
+      }
+    }
+    s[0] = d0;
+    s[1] = d1;
+    s[2] = d2;
+    s[3] = d3;
+  }
+}
+
 template <QZero kMode>
 inline int32_t dot1(const int8_t* q, const int8_t* k0, size_t dk, int8x16_t nzq, int32_t base, int32_t q_zero) {
   int32_t d = base, sk = 0;
@@ -125,7 +160,17 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   size_t j = 0;
   // Four keys per pass: each q vector is loaded once for four dot products.
-  if (kMode != QZero::kSplit) {
+  if (kMode != QZero::kSplit && (dk == 16 || dk == 32 || dk == 64)) {
+    const size_t groups = count / 4;
+    if (dk == 16)
+      dot4_rows<kMode, 1>(q, k, ldk, groups, nzq, base, s);
+    else if (dk == 32)
+      dot4_rows<kMode, 2>(q, k, ldk, groups, nzq, base, s);
+    else
+      dot4_rows<kMode, 4>(q, k, ldk, groups, nzq, base, s);
+    j = groups * 4;
+    k += j * ldk;
+  } else if (kMode != QZero::kSplit) {
     const size_t whole = dk / 16;
     const mve_pred16_t tail = tail8(dk, whole * 16);
     const bool has_tail = dk % 16 != 0;
