@@ -192,8 +192,12 @@ int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_
     score_keys<QZero::kFolded>(q, k, ldk, count, dk, q_zero, base, s);
   else
     score_keys<QZero::kSplit>(q, k, ldk, count, dk, q_zero, base, s);
+  // Whole vectors unpredicated, then one predicated step: GCC 12 wraps every
+  // predicate of a predicated loop in extra VMRS/VMSR moves.
   int32_t max = INT32_MIN;
-  for (size_t j = 0; j < count; j += 4) {
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) max = vmaxvq_s32(max, vld1q_s32(s + j));
+  if (j < count) {
     const mve_pred16_t p = tail32(count, j);
     max = vmaxvq_p_s32(max, vld1q_z_s32(s + j, p), p);
   }
@@ -335,10 +339,9 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
   // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j: the accumulators
   // start at -zv sum p (modular; the final sums fit int32).
   int32_t sum_p = 0;
-  for (size_t j = 0; j < count; j += 4) {
-    const mve_pred16_t pr = tail32(count, j);
-    sum_p = vaddvaq_p_s32(sum_p, vld1q_z_s32(p + j, pr), pr);
-  }
+  size_t w = 0;
+  for (; w + 4 <= count; w += 4) sum_p = vaddvaq_s32(sum_p, vld1q_s32(p + w));
+  if (w < count) sum_p = vaddvaq_s32(sum_p, vld1q_z_s32(p + w, tail32(count, w)));  // zeroed lanes add 0
   const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
   size_t c = 0;
   for (; c + 16 <= dv; c += 16) {
@@ -382,15 +385,21 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   // VRSHL by -k adds the 2^(k-1).
   const int32_t minus_k = 32 - output.shift;
   const int32x4_t lo = vdupq_n_s32(-128 - y_zero), hi = vdupq_n_s32(127 - y_zero);
-  for (size_t c = 0; c < n; c += 4) {
-    const mve_pred16_t pr = tail32(n, c);
-    const int32x4_t a = vld1q_z_s32(acc + c, pr);
-    int32x4_t h = vmulhq_s32(a, vdupq_n_s32(m));
-    const mve_pred16_t tie = vcmpeqq_m_n_s32(vmulq_n_s32(a, m), 0, vcmpltq_n_s32(a, 0));
-    h = vsubq_m_n_s32(h, h, 1, tie);
+  // Lanes without predicates: [x < 0 and L == 0] is the sign bit of
+  // acc & ~(L | -L) (L | -L has the sign bit set exactly when L != 0).
+  auto lanes = [&](int32x4_t a) {
+    const int32x4_t low = vmulq_n_s32(a, m);
+    const int32x4_t tie = vreinterpretq_s32_u32(
+        vshrq_n_u32(vreinterpretq_u32_s32(vbicq_s32(a, vorrq_s32(low, vnegq_s32(low)))), 31));
+    const int32x4_t h = vsubq_s32(vmulhq_s32(a, vdupq_n_s32(m)), tie);
     // Clamp before adding the zero point: |value| < 2^30, no overflow either way.
-    const int32x4_t r = vminq_s32(vmaxq_s32(vrshlq_n_s32(h, minus_k), lo), hi);
-    vstrbq_p_s32(y + c, vaddq_n_s32(r, y_zero), pr);
+    return vaddq_n_s32(vminq_s32(vmaxq_s32(vrshlq_n_s32(h, minus_k), lo), hi), y_zero);
+  };
+  size_t c = 0;
+  for (; c + 4 <= n; c += 4) vstrbq_s32(y + c, lanes(vld1q_s32(acc + c)));
+  if (c < n) {
+    const mve_pred16_t pr = tail32(n, c);
+    vstrbq_p_s32(y + c, lanes(vld1q_z_s32(acc + c, pr)), pr);
   }
 }
 
