@@ -276,3 +276,34 @@ TA_CASE("int8 kernels: requantize rounds, adds the zero point and saturates") {
     TA_CHECK_MSG(overrun == 0, "%s/%s: requantize wrote outside y[0, n) %zu times", k.port, k.simd_target(), overrun);
   }
 }
+
+TA_CASE("int8 kernels: requantize rounds exact ties away from zero") {
+  // multiplier 2^30: acc * m has a zero low word for every acc divisible by 4,
+  // so the halfway cases of the rounding shift come up for both signs.
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, ties = 0;
+    for (int32_t shift = 33; shift <= 40; ++shift) {
+      const FixedMultiplier out{1 << 30, shift};
+      int32_t acc[64];
+      int8_t y[64];
+      // Around +-2^(shift-31) * (n + 1/2): exact halves of the output step.
+      const int64_t step = int64_t{1} << (shift - 30);
+      for (int i = 0; i < 64; ++i) {
+        const int64_t n = (i % 16) - 8;
+        acc[i] = static_cast<int32_t>(n * step + step / 2 + (i / 16 - 2) * 4);
+      }
+      k.requantize(acc, 64, out, 3, y);
+      for (int i = 0; i < 64; ++i) {
+        int64_t want = 3 + apply(out, acc[i]);
+        want = want < -128 ? -128 : (want > 127 ? 127 : want);
+        bad += y[i] != want;
+        ties += (static_cast<int64_t>(acc[i]) * (1 << 30)) % (int64_t{1} << shift) == (int64_t{1} << (shift - 1)) ||
+                (static_cast<int64_t>(acc[i]) * (1 << 30)) % (int64_t{1} << shift) == -(int64_t{1} << (shift - 1));
+      }
+    }
+    TA_CHECK_MSG(ties > 0, "%s/%s: no tie reached", k.port, k.simd_target());
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu tie outputs differ", k.port, k.simd_target(), bad);
+  }
+}
