@@ -43,7 +43,7 @@ table="$OUT/size.md"
   echo "| **int8 forward, one shape** (scalar and Helium int8 kernels both linked) | **$i8_m55** |"
   echo "| of which the Helium int8 kernels | $mve_i8 |"
   echo
-  echo "Largest functions the call brings in (bytes):"
+  echo "Largest functions the fp32 call brings in (bytes):"
   echo
   echo '```'
   arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4.elf" | awk '$3 ~ /[tT]/' >"$OUT/with.syms"

@@ -243,9 +243,9 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   // Pass 1: u_j = apply(logit, s_j) - max_logit, saturated below at INT32_MIN (2^u
   // rounds to 0 from there on); INT32_MIN also for a masked key. With
   // x = s m (|x| < 2^62) and h = 2^(shift-1):
-  //   apply(logit, s) = (x + h + (s >> 31)) >> shift     (s >> 31 = -1: ties away from zero)
+  //   apply(logit, s) = (x + h - [s < 0]) >> shift     (the -1: ties away from zero)
   // and, when |max_logit| <= 2^(61 - shift), max_logit * 2^shift joins the
-  // constant: u = (x + h - max_logit 2^shift + (s >> 31)) >> shift, no
+  // constant: u = (x + h - max_logit 2^shift - [s < 0]) >> shift, no
   // overflow. SQSHLL by 32 saturates u * 2^32 to int64, so its high word is u
   // saturated to int32.
   const int32_t m = logit.multiplier, shift = logit.shift;
@@ -255,13 +255,14 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
     const int64_t base = half - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
     for (size_t j = 0; j < n; ++j) {
       const int32_t sj = s[j];
+      // cppcheck-suppress shiftTooManyBitsSigned ; GCC shifts arithmetically: -[s < 0] in one ADDS/ADC pair
       const int64_t u = asrl(base + int64_t{sj} * m + (sj >> 31), shift);
       e[j] = sj == INT32_MIN ? INT32_MIN : static_cast<int32_t>(sqshll(u, 32) >> 32);
     }
   } else {
     for (size_t j = 0; j < n; ++j) {
       const int32_t sj = s[j];
-      const int64_t u = asrl(int64_t{sj} * m + half + (sj >> 31), shift) - max_logit;
+      const int64_t u = asrl(int64_t{sj} * m + half + (sj < 0 ? -1 : 0), shift) - max_logit;
       const int32_t v = u < INT32_MIN ? INT32_MIN : static_cast<int32_t>(u);
       e[j] = sj == INT32_MIN ? INT32_MIN : v;
     }
@@ -314,8 +315,8 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
   // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
   constexpr size_t kChunk = 32;
   alignas(16) uint32_t next[kChunk];
-  for (size_t j0 = 0; j0 < n; j0 += kChunk) {
-    const size_t len = n - j0 < kChunk ? n - j0 : kChunk;
+  for (size_t j0 = 0, len = 0; j0 < n; j0 += len) {
+    len = n - j0 < kChunk ? n - j0 : kChunk;
     // Four lanes: next = floor(estimate) + 1, which is p or p + 1.
     for (size_t j = 0; j < len; j += 4) {
       const uint32x4_t ev = vreinterpretq_u32_s32(vld1q_z_s32(e + j0 + j, tail32(len, j)));
