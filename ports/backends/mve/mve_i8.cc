@@ -10,21 +10,22 @@
 //  - exp_row: the 64-bit logit apply() per key in scalar code (SMLAL and the
 //    Helium long shifts ASRL, SQSHLL), saturated to int32 (every
 //    u <= INT32_MIN gives 0, as the masked keys do); then exp2_q30 four lanes
-//    at a time: every
-//    rounding_rshift of a product there has non-negative operands, so it is
-//    a rounding high multiply (VRMULH) of suitably pre-shifted factors, and
-//    the final shift by n is VRSHL.
+//    at a time: every rounding_rshift of a product there has non-negative
+//    operands, so it is a rounding high multiply (VRMULH) of suitably
+//    pre-shifted factors, and the final shift by n is VRSHL.
 //  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
-//    less; one exact 64-bit comparison decides, so there is no 64-bit
-//    division per key.
+//    less (VMULH); one exact 64-bit comparison decides, so there is no
+//    64-bit division per key.
 //  - weighted_sum: int32 accumulators over 16 columns at a time, widening
 //    byte loads (VLDRB.S32) times a broadcast weight (VMLA.S32); the zero
 //    point is the initial value -zv * sum p.
 //  - requantize: VMULH gives the high word of acc * multiplier; with a shift
 //    above 32 only a negative product with a zero low word rounds
 //    differently from VRSHL (ties away from zero), and that is corrected.
-// Tails use tail predication (vctp), so nothing outside the given ranges is
-// read or written.
+// Loops run whole vectors unpredicated and finish with one tail-predicated
+// step (vctp, zeroing loads, predicated stores), so nothing outside the given
+// ranges is read or written (GCC 12 wraps every predicate of a predicated
+// loop in extra VMRS/VMSR moves).
 #include "mve.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
