@@ -251,7 +251,7 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   // saturated to int32.
   const int32_t m = logit.multiplier, shift = logit.shift;
   const int64_t half = int64_t{1} << (shift - 1);  // shift >= 2 (validate())
-  const int64_t limit = int64_t{1} << (61 - shift);
+  const int64_t limit = shift <= 61 ? int64_t{1} << (61 - shift) : 0;  // shift <= 62
   if (max_logit <= limit && max_logit >= -limit) {
     const int64_t base = half - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
     for (size_t j = 0; j < n; ++j) {
