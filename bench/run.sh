@@ -5,7 +5,8 @@
 #      softmax rows and decode/prefill scaling;
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
 #      (bench/board/count.sh; the fp16 forward, widened vs native fp16
-#      products: bench/board/count_f16.sh) and the M4F code size (bench/board/size.sh);
+#      products: bench/board/count_f16.sh; the int8 forward, scalar and Helium
+#      ports: bench/board/count_i8.sh) and the code size (bench/board/size.sh);
 #   3. Arm Linux under qemu-user: GFLOP/s ratios to the scalar port, NEON and
 #      SVE (bench/qemu/arm_ratio.sh); emulated, so not performance.
 # Writes $OUT/report.md (the tables) and $OUT/forward_gflops.svg.
@@ -27,6 +28,7 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
 
 "$ROOT/bench/board/count.sh" "$OUT/board"
 "$ROOT/bench/board/count_f16.sh" "$OUT/board"
+"$ROOT/bench/board/count_i8.sh" "$OUT/board"
 "$ROOT/bench/board/size.sh" "$OUT/board"
 "$ROOT/bench/qemu/arm_ratio.sh" "$OUT/arm"
 
@@ -40,6 +42,10 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
   cat "$OUT/board/insns.md"
   echo
   cat "$OUT/board/insns_f16.md"
+  echo
+  echo "## Cortex-M under QEMU: instructions per int8 forward"
+  echo
+  cat "$OUT/board/insns_i8.md"
   echo
   echo "## Code size"
   echo

@@ -12,14 +12,16 @@ board_build() {
     m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" mve=1 ;;
     *) echo "unknown board $board" >&2; return 2 ;;
   esac
-  srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/backends/scalar/scalar.cc"
-  [ "$mve" = 1 ] && srcs="$srcs $ROOT/ports/backends/mve/mve.cc"
+  srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/registry_i8.cc"
+  srcs="$srcs $ROOT/ports/backends/scalar/scalar.cc $ROOT/ports/backends/scalar/scalar_i8.cc"
+  [ "$mve" = 1 ] && srcs="$srcs $ROOT/ports/backends/mve/mve.cc $ROOT/ports/backends/mve/mve_i8.cc"
   # shellcheck disable=SC2086
   arm-none-eabi-gcc $cpu $opt -Wall -Wextra -Werror -c "$ROOT/bench/board/startup.c" -o "$out.startup.o"
   # shellcheck disable=SC2086
   arm-none-eabi-g++ $cpu $opt -std=c++17 -fno-exceptions -fno-rtti -ffunction-sections -fdata-sections \
     -Wall -Wextra -Werror -Wno-psabi \
-    -DTINYATTN_HAVE_HIGHWAY=0 -DTINYATTN_HAVE_XSIMD=0 -DTINYATTN_HAVE_MVE=$mve -DTINYATTN_DEFAULT_PORT=kScalar \
+    -DTINYATTN_HAVE_HIGHWAY=0 -DTINYATTN_HAVE_XSIMD=0 -DTINYATTN_HAVE_MVE=$mve \
+    -DTINYATTN_HAVE_HIGHWAY_I8=0 -DTINYATTN_HAVE_MVE_I8=$mve -DTINYATTN_DEFAULT_PORT=kScalar \
     -I"$ROOT/lib/include" -I"$ROOT/ports" "$@" \
     $srcs "$prog" "$out.startup.o" \
     --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \

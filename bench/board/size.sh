@@ -1,7 +1,10 @@
 #!/bin/sh
-# Code size of one fp32 forward shape on Cortex-M4F (-Os, --gc-sections):
-# text of an image calling Attention<Shape<16, 16, 32, 32>> minus the text of
-# the same image without the call. Also lists the largest library functions.
+# Code size of one forward shape on Cortex-M4F (-Os, --gc-sections): text of
+# an image calling Attention<Shape<16, 16, 32, 32>> (fp32) or
+# AttentionI8<Shape<16, 16, 32, 32>> (int8) minus the text of the same image
+# without the call; the int8 image also on the Cortex-M55, where it links the
+# Helium int8 kernels next to the scalar ones. Also lists the largest library
+# functions of the fp32 image.
 # Prints a markdown table and writes it to $OUT/size.md.
 #   bench/board/size.sh [OUT_DIR]   (default build-bench-board)
 set -eu
@@ -15,6 +18,16 @@ board_build m4 -Os "$OUT/size_empty_m4.elf" "$ROOT/bench/board/forward_size.cc" 
 text() { arm-none-eabi-size -A "$1" | awk '$1 == ".text" { print $2 }'; }
 with=$(text "$OUT/size_forward_m4.elf")
 without=$(text "$OUT/size_empty_m4.elf")
+board_build m4 -Os "$OUT/size_forward_i8_m4.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8
+board_build m4 -Os "$OUT/size_empty_i8_m4.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8 -DTINYATTN_SIZE_EMPTY
+board_build m55 -Os "$OUT/size_forward_i8_m55.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8
+board_build m55 -Os "$OUT/size_empty_i8_m55.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8 -DTINYATTN_SIZE_EMPTY
+i8_m4=$(($(text "$OUT/size_forward_i8_m4.elf") - $(text "$OUT/size_empty_i8_m4.elf")))
+i8_m55=$(($(text "$OUT/size_forward_i8_m55.elf") - $(text "$OUT/size_empty_i8_m55.elf")))
+# The Helium int8 table alone: its functions in the M55 image.
+mve_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m55.elf" |
+  awk '$3 ~ /[tTrR]/ && /tinyattn::mve::.*(scores|exp_row|probabilities|weighted_sum|requantize|kExp2Table|kKernelsI8|kernels_i8)/ &&
+       !/float/ { s += $2 } END { print s + 0 }')
 
 table="$OUT/size.md"
 {
@@ -23,8 +36,14 @@ table="$OUT/size.md"
   echo "| image with Attention<Shape<16,16,32,32>> (fp32) | $with |"
   echo "| same image without the call | $without |"
   echo "| **fp32 forward, one shape** | **$((with - without))** |"
+  echo "| **int8 forward, one shape** (AttentionI8, plan given as integers) | **$i8_m4** |"
   echo
-  echo "Largest functions the call brings in (bytes):"
+  echo "| Cortex-M55, -Os, --gc-sections | .text bytes |"
+  echo "|---|---:|"
+  echo "| **int8 forward, one shape** (scalar and Helium int8 kernels both linked) | **$i8_m55** |"
+  echo "| of which the Helium int8 kernels | $mve_i8 |"
+  echo
+  echo "Largest functions the fp32 call brings in (bytes):"
   echo
   echo '```'
   arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4.elf" | awk '$3 ~ /[tT]/' >"$OUT/with.syms"

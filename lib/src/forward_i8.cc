@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "detail.h"
+#include "tinyattn/kernels_i8.h"
 #include "tinyattn/quant.h"
 
 namespace tinyattn {
@@ -39,10 +40,6 @@ Status tensor_params(const QuantParams& p, size_t heads, size_t h, double* scale
   *zero = p.zero_point ? p.zero_point[i] : 0;
   if (!zero_point_ok(*zero)) return Status::kBadQuantization;
   return Status::kOk;
-}
-
-int8_t saturate_int8(int64_t x) {
-  return static_cast<int8_t>(x < -128 ? -128 : (x > 127 ? 127 : x));
 }
 
 }  // namespace
@@ -145,7 +142,7 @@ using detail::Extent;
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                            const Mask& mask) {
   if (Status s = validate(d); s != Status::kOk) return s;
-  if (d.dk > kMaxDkInt8) return Status::kBadDimension;
+  if (d.dk > kMaxDkInt8 || d.m >= kMaxMInt8) return Status::kBadDimension;
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias) return Status::kUnsupported;
   if (!io.q || !io.k || !io.v || !io.y || !ws.data || !plan.heads) return Status::kNullPointer;
@@ -179,8 +176,11 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 
 }  // namespace
 
-Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask) {
+Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
+                  Port port) {
   if (Status s = validate_forward_i8(d, io, plan, ws, mask); s != Status::kOk) return s;
+  const KernelsI8* kern = kernels_i8(port);
+  if (!kern) return Status::kUnsupported;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
@@ -203,56 +203,57 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
 
       // Scores: exact int32 dot products of zero-point-corrected values
       // (|s| <= 255 * 255 * kMaxDkInt8 < 2^31).
-      const int8_t* b_row = io.bias ? io.bias + h * mask.head_stride + i * d.m : nullptr;
-      // Base-2 logit with 26 fraction bits: |L| <= 2^60 + 2^39 (logit shift >= 2).
-      auto logit = [&](size_t j) {
-        int64_t l = apply(p.logit, s[j]);
-        if (b_row) l += apply(p.bias, static_cast<int64_t>(b_row[r.lo + j]) - p.bias_zero);
-        return l;
-      };
-      bool any = false;
-      int64_t max = 0;
-      for (size_t j = 0; j < len; ++j) {
-        if (element_masks && !kept(mask, d, h, i, r.lo + j)) {
-          s[j] = kMasked;
-          continue;
+      int32_t max_score = len ? kern->scores(q_row, k_head + r.lo * d.dk, d.dk, len, d.dk, p.q_zero, p.k_zero, s)
+                              : kMasked;
+      bool any = len > 0;
+      if (element_masks) {
+        any = false;
+        max_score = kMasked;
+        for (size_t j = 0; j < len; ++j) {
+          if (!kept(mask, d, h, i, r.lo + j)) {
+            s[j] = kMasked;
+          } else {
+            if (!any || s[j] > max_score) max_score = s[j];
+            any = true;
+          }
         }
-        const int8_t* k_row = k_head + (r.lo + j) * d.dk;
-        int32_t dot = 0;
-        for (size_t c = 0; c < d.dk; ++c)
-          dot += (static_cast<int32_t>(q_row[c]) - p.q_zero) * (static_cast<int32_t>(k_row[c]) - p.k_zero);
-        s[j] = dot;
-        const int64_t l = logit(j);
-        if (!any || l > max) max = l;
-        any = true;
       }
       if (!any) {  // no visible key: the output is real zero, i.e. the zero point
         for (size_t c = 0; c < d.dv; ++c) y_row[c] = static_cast<int8_t>(p.y_zero);
         continue;
       }
 
-      // exp of the logits relative to the row maximum; the maximum gets 2^30.
       int64_t sum = 0;
-      for (size_t j = 0; j < len; ++j) {
-        if (s[j] == kMasked) {
-          s[j] = 0;
-          continue;
+      if (io.bias) {
+        // Base-2 logit with 26 fraction bits: |L| <= 2^60 + 2^39 (logit shift >= 2).
+        // The bias breaks the monotonicity in s, so the logits are formed here.
+        const int8_t* b_row = io.bias + h * mask.head_stride + i * d.m + r.lo;
+        auto logit = [&](size_t j) {
+          return apply(p.logit, s[j]) + apply(p.bias, static_cast<int64_t>(b_row[j]) - p.bias_zero);
+        };
+        bool first = true;
+        int64_t max = 0;
+        for (size_t j = 0; j < len; ++j) {
+          if (s[j] == kMasked) continue;
+          const int64_t l = logit(j);
+          if (first || l > max) max = l;
+          first = false;
         }
-        s[j] = exp2_q30(logit(j) - max);  // u_j in (-2^62, 0]
-        sum += s[j];
+        for (size_t j = 0; j < len; ++j) {
+          s[j] = s[j] == kMasked ? 0 : exp2_q30(logit(j) - max);  // u_j in (-2^62, 0]
+          sum += s[j];
+        }
+      } else {
+        // apply() is monotonic in s, so the largest score gives the largest logit.
+        sum = kern->exp_row(s, len, p.logit, apply(p.logit, max_score), s);
       }
 
-      // Probabilities in Q0.15, then P V in int32 (|acc| <= 65536 * 255 < 2^24).
-      const int64_t half_sum = sum / 2;
-      for (size_t c = 0; c < d.dv; ++c) acc[c] = 0;
-      for (size_t j = 0; j < len; ++j) {
-        const int32_t pj = static_cast<int32_t>((static_cast<int64_t>(s[j]) * kProbOne + half_sum) / sum);
-        if (pj == 0) continue;
-        if (w_row) w_row[r.lo + j] = static_cast<uint16_t>(pj);
-        const int8_t* v_row = v_head + (r.lo + j) * d.dv;
-        for (size_t c = 0; c < d.dv; ++c) acc[c] += pj * (static_cast<int32_t>(v_row[c]) - p.v_zero);
-      }
-      for (size_t c = 0; c < d.dv; ++c) y_row[c] = saturate_int8(p.y_zero + apply(p.output, acc[c]));
+      // Probabilities in Q0.15, then P V in int32 (kernels_i8.h: exact).
+      kern->probabilities(s, len, sum, s);
+      if (w_row)
+        for (size_t j = 0; j < len; ++j) w_row[r.lo + j] = static_cast<uint16_t>(s[j]);
+      kern->weighted_sum(s, v_head + r.lo * d.dv, d.dv, len, d.dv, p.v_zero, acc);
+      kern->requantize(acc, d.dv, p.output, p.y_zero, y_row);
     }
   }
   return Status::kOk;

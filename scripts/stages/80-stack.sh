@@ -36,6 +36,7 @@ for board in cortex-m4 cortex-m55; do
   rm -rf "$out"
   mkdir -p "$out"
   sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R"/ports/backends/scalar/*.cc)
+  [ -f "$R/ports/registry_i8.cc" ] && sources+=("$R/ports/registry_i8.cc")
   defs=()
   # The SIMD ports a board build compiles: Highway (static dispatch) on both,
   # Helium on the M55.
@@ -48,6 +49,10 @@ for board in cortex-m4 cortex-m55; do
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
     sources+=("$R/ports/backends/mve/mve.cc")
     defs+=(-DTINYATTN_HAVE_MVE=1)
+    if [ -f "$R/ports/backends/mve/mve_i8.cc" ]; then
+      sources+=("$R/ports/backends/mve/mve_i8.cc")
+      defs+=(-DTINYATTN_HAVE_MVE_I8=1)
+    fi
   fi
   rc=0
   for src in "${sources[@]}"; do

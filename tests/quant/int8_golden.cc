@@ -5,12 +5,14 @@
 
 #include "golden_i8.h"
 #include "support.h"
+#include "tinyattn/kernels_i8.h"
 #include "tatest.h"
 #include "tinyattn/quant.h"
 
 using namespace tinyattn;
 using tatest::alloc;
 using tatest::Arena;
+using tatest::ports_under_test;
 
 namespace {
 
@@ -60,37 +62,46 @@ TA_CASE("int8 golden: plans match the generator") {
   }
 }
 
-TA_CASE("int8 golden: outputs and weights are byte-identical to the generator") {
-  for (const golden_i8::Case& c : golden_i8::kCases) {
-    Arena::Scope scope;
-    const Dims d = dims_of(c);
-    Int8HeadPlan plans[8];
-    if (plan_int8(d, scheme_of(c), plans, 8) != Status::kOk) {
-      TA_CHECK_MSG(false, "%s: no plan", c.name);
-      continue;
-    }
-    int8_t* y = alloc<int8_t>(d.y_elems());
-    uint16_t* w = alloc<uint16_t>(d.weight_elems());
-    unsigned char* ws = alloc<unsigned char>(forward_i8_workspace_bytes(d));
-    std::memset(y, 0x5a, d.y_elems());
-    std::memset(w, 0x5a, d.weight_elems() * 2);
-    const Status s = forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w, c.bias}, Int8Plan{plans, d.hq},
-                                Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c));
-    TA_CHECK_MSG(s == Status::kOk, "%s: status %s", c.name, to_string(s));
-    size_t bad_y = 0, bad_w = 0, first = 0;
-    for (size_t i = 0; i < d.y_elems(); ++i)
-      if (y[i] != c.y[i] && bad_y++ == 0) first = i;
-    for (size_t i = 0; i < d.weight_elems(); ++i)
-      if (w[i] != c.weights[i]) ++bad_w;
-    TA_CHECK_MSG(bad_y == 0, "%s: %zu output bytes differ (first at %zu: %d, golden %d)", c.name, bad_y, first,
-                 static_cast<int>(y[first]), static_cast<int>(c.y[first]));
-    TA_CHECK_MSG(bad_w == 0, "%s: %zu weights differ", c.name, bad_w);
+TA_CASE("int8 golden: outputs and weights are byte-identical to the generator on every port") {
+  tinyattn::Port ports[4];
+  const size_t port_count = ports_under_test(ports, 4);
+  for (size_t pi = 0; pi < port_count; ++pi) {
+    const tinyattn::Port port = ports[pi];
+    const tinyattn::KernelsI8* kern = tinyattn::kernels_i8(port);
+    TA_CHECK_MSG(kern != nullptr, "%s: no int8 kernels", port_name(port));
+    if (!kern) continue;
+    for (const golden_i8::Case& c : golden_i8::kCases) {
+      Arena::Scope scope;
+      const Dims d = dims_of(c);
+      Int8HeadPlan plans[8];
+      if (plan_int8(d, scheme_of(c), plans, 8) != Status::kOk) {
+        TA_CHECK_MSG(false, "%s: no plan", c.name);
+        continue;
+      }
+      int8_t* y = alloc<int8_t>(d.y_elems());
+      uint16_t* w = alloc<uint16_t>(d.weight_elems());
+      unsigned char* ws = alloc<unsigned char>(forward_i8_workspace_bytes(d));
+      std::memset(y, 0x5a, d.y_elems());
+      std::memset(w, 0x5a, d.weight_elems() * 2);
+      const Status s = forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w, c.bias}, Int8Plan{plans, d.hq},
+                                  Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), port);
+      TA_CHECK_MSG(s == Status::kOk, "%s/%s %s: status %s", kern->port, kern->simd_target(), c.name, to_string(s));
+      size_t bad_y = 0, bad_w = 0, first = 0;
+      for (size_t i = 0; i < d.y_elems(); ++i)
+        if (y[i] != c.y[i] && bad_y++ == 0) first = i;
+      for (size_t i = 0; i < d.weight_elems(); ++i)
+        if (w[i] != c.weights[i]) ++bad_w;
+      TA_CHECK_MSG(bad_y == 0, "%s/%s %s: %zu output bytes differ (first at %zu: %d, golden %d)", kern->port,
+                   kern->simd_target(), c.name, bad_y, first, static_cast<int>(y[first]), static_cast<int>(c.y[first]));
+      TA_CHECK_MSG(bad_w == 0, "%s/%s %s: %zu weights differ", kern->port, kern->simd_target(), c.name, bad_w);
 
-    // Without weights requested, the output bytes are the same.
-    std::memset(y, 0x5a, d.y_elems());
-    forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, nullptr, c.bias}, Int8Plan{plans, d.hq},
-               Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c));
-    TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0, "%s: output depends on whether weights are requested", c.name);
+      // Without weights requested, the output bytes are the same.
+      std::memset(y, 0x5a, d.y_elems());
+      forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, nullptr, c.bias}, Int8Plan{plans, d.hq},
+                 Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), port);
+      TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0, "%s/%s %s: output depends on whether weights are requested",
+                   kern->port, kern->simd_target(), c.name);
+    }
   }
 }
 

@@ -32,6 +32,7 @@
 #include <optional>
 
 #include "tinyattn/attention.h"
+#include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/status.h"
@@ -42,6 +43,9 @@ namespace tinyattn {
 inline constexpr uint32_t kProbOne = 32768;
 // Dk limit of the int8 path: 255 * 255 * 32768 < 2^31 keeps the int32 scores exact.
 inline constexpr size_t kMaxDkInt8 = 32768;
+// M limit of the int8 path: the P V sums stay exact in int32
+// (255 * (2^15 + M / 2) < 2^31).
+inline constexpr size_t kMaxMInt8 = size_t{1} << 23;
 // Fraction bits of the base-2 logits fed to exp2_q30.
 inline constexpr int kLogitFracBits = 26;
 
@@ -113,11 +117,14 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 }
 
 // Validates everything, then computes. On error nothing is written.
-// Extra statuses beyond forward(): kBadDimension for Dk > kMaxDkInt8,
+// Extra statuses beyond forward(): kBadDimension for Dk > kMaxDkInt8 or
+// M >= kMaxMInt8,
 // kBadQuantization for a plan with the wrong count or invalid entries (or
 // without a bias multiplier when io.bias is set), kUnsupported for a mask
-// with a float bias.
-Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {});
+// with a float bias, kUnsupported for a port not compiled into this build.
+// `port` picks the kernels (kernels_i8.h); every port gives the same bytes.
+Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {},
+                  Port port = Port::kDefault);
 
 // The integer building blocks, exposed so users and tests can reproduce them.
 // x * 2^-s rounded to nearest, ties away from zero (s in [0, 62]).

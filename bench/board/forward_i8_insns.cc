@@ -1,0 +1,91 @@
+// One int8 forward pass on a board, for instruction counting under QEMU
+// (bench/board/count_i8.sh). The program always prepares the same inputs and
+// plan and prints the same checksum line; with run=0 it skips the forward
+// call, so insns(run=1) - insns(run=0) is the cost of the call alone.
+//
+//   forward_i8_insns <shape: 16|32> <port: scalar|mve> <run: 0|1>
+//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32)
+//   Scales 1/64 for Q, K, V and Y, zero points -3 (Q), 5 (K), -7 (V), 2 (Y):
+//   asymmetric everywhere, so every zero-point correction runs. No weights.
+#include <cstdint>
+#include <cstring>
+
+#include "tinyattn/quant.h"
+
+extern "C" void board_write(const char* text);
+
+namespace {
+
+using Small = tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>>;
+using Large = tinyattn::AttentionI8<tinyattn::Shape<32, 32, 32, 32>>;
+
+Small small;
+Large large;
+Large::Q q;
+Large::K k;
+Large::V v;
+Large::Y y;
+// AttentionI8 runs the default port; forward_i8() takes a port, so the
+// program brings its own scratch (the large shape's covers the small one).
+alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_workspace_bytes(Large::dims)];
+
+// int8 inputs from a fixed linear congruential sequence.
+void fill(int8_t* x, size_t n, uint32_t seed) {
+  for (size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = static_cast<int8_t>(static_cast<int32_t>(seed >> 24) - 128);
+  }
+}
+
+void write_hex(const char* label, uint32_t value) {
+  char line[32];
+  std::strcpy(line, label);
+  char* p = line + std::strlen(line);
+  for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(value >> shift) & 0xF];
+  *p++ = '\n';
+  *p = '\0';
+  board_write(line);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // argv[0] is the image path (QEMU's semihosting command line)
+  if (argc < 4) {
+    board_write("usage: forward_i8_insns 16|32 scalar|mve 0|1\n");
+    return 2;
+  }
+  const bool is_small = std::strcmp(argv[1], "16") == 0;
+  const tinyattn::Port port = std::strcmp(argv[2], "mve") == 0 ? tinyattn::Port::kMve : tinyattn::Port::kScalar;
+  const bool run = argv[3][0] == '1';
+
+  fill(q.data(), q.size(), 1);
+  fill(k.data(), k.size(), 2);
+  fill(v.data(), v.size(), 3);
+  std::memset(y.data(), 0, sizeof y);
+
+  // Planning (floating point, once) is setup, outside the counted call.
+  static const float scale = 1.0f / 64.0f;
+  static const int32_t zq = -3, zk = 5, zv = -7, zy = 2;
+  tinyattn::Int8Scheme scheme;
+  scheme.q = {&scale, &zq, 1};
+  scheme.k = {&scale, &zk, 1};
+  scheme.v = {&scale, &zv, 1};
+  scheme.y = {&scale, &zy, 1};
+  tinyattn::Status status = is_small ? small.configure(scheme) : large.configure(scheme);
+
+  if (run && status == tinyattn::Status::kOk) {
+    if (is_small) {
+      // The small shape reads the leading parts of the same buffers.
+      status = tinyattn::forward_i8(Small::dims, {q.data(), k.data(), v.data(), y.data()}, small.plan(),
+                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, port);
+    } else {
+      status = tinyattn::forward_i8(Large::dims, {q.data(), k.data(), v.data(), y.data()}, large.plan(),
+                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, port);
+    }
+  }
+  uint32_t sum = 0;
+  for (int8_t b : y) sum = (sum << 1 | sum >> 31) ^ static_cast<uint8_t>(b);
+  write_hex("checksum ", sum);
+  return status == tinyattn::Status::kOk ? 0 : 1;
+}

@@ -1,0 +1,417 @@
+// The Helium (MVE) int8 kernels: the integers of the scalar table
+// (scalar_i8.cc), computed sixteen int8 or four int32 lanes at a time.
+//
+//  - scores: VMLADAVA.S8 dot products of raw int8 values, four keys per
+//    pass; the zero points come in algebraically:
+//      sum (q - zq)(k - zk) = sum q k + sum k (-zq) - zk sum q + dk zq zk,
+//    with sum q once per row (the last two terms start each sum) and
+//    sum k (-zq) as a second VMLADAVA into the same sum when zq != 0. All of
+//    it is modular int32 arithmetic whose final value fits, so it is exact.
+//  - exp_row: the 64-bit logit apply() per key in scalar code (SMLAL and the
+//    Helium long shifts ASRL, SQSHLL), saturated to int32 (every
+//    u <= INT32_MIN gives 0, as the masked keys do); then exp2_q30 four lanes
+//    at a time: every rounding_rshift of a product there has non-negative
+//    operands, so it is a rounding high multiply (VRMULH) of suitably
+//    pre-shifted factors, and the final shift by n is VRSHL.
+//  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
+//    less (VMULH); one exact 64-bit comparison decides, so there is no
+//    64-bit division per key.
+//  - weighted_sum: int32 accumulators over 16 columns at a time, widening
+//    byte loads (VLDRB.S32) times a broadcast weight (VMLA.S32); the zero
+//    point is the initial value -zv * sum p.
+//  - requantize: VMULH gives the high word of acc * multiplier; with a shift
+//    above 32 only a negative product with a zero low word rounds
+//    differently from VRSHL (ties away from zero), and that is corrected.
+// Loops run whole vectors unpredicated and finish with one tail-predicated
+// step (vctp, zeroing loads, predicated stores), so nothing outside the given
+// ranges is read or written (GCC 12 wraps every predicate of a predicated
+// loop in extra VMRS/VMSR moves).
+#include "mve.h"
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+
+#include <arm_mve.h>
+
+#include <climits>
+
+namespace tinyattn {
+namespace mve {
+
+namespace {
+
+const char* simd_target() { return "MVE"; }
+
+// Lanes [0, n - i) of the next 16-byte or 4-word vector (n - i may exceed the vector).
+inline mve_pred16_t tail8(size_t n, size_t i) { return vctp8q(static_cast<uint32_t>(n - i)); }
+inline mve_pred16_t tail32(size_t n, size_t i) { return vctp32q(static_cast<uint32_t>(n - i)); }
+inline uint32_t u32(int32_t x) { return static_cast<uint32_t>(x); }
+
+// ---------------------------------------------------------------- scores
+
+// How the zero point of q enters the dot products.
+enum class QZero {
+  kNone,    // zq = 0: sum q k alone
+  kFolded,  // -zq fits int8: sum q k + sum k (-zq), one more VMLADAVA into the same sum
+  kSplit,   // zq = -128: sum k apart (VADDVA), one key at a time
+};
+
+// s_j = base + sum_c q_c k_jc (- zq sum_c k_jc) for four keys, modulo 2^32:
+// `whole` vectors of 16 bytes, then the rest (dk mod 16 bytes, predicate tail).
+// Pointers step with the loop (post-increment loads): fewer live registers
+// than base + index.
+template <QZero kMode>
+inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t whole, mve_pred16_t tail, bool has_tail,
+                 int8x16_t nzq, int32_t base, int32_t* s) {
+  const int8_t* k1 = k0 + ldk;
+  const int8_t* k2 = k1 + ldk;
+  const int8_t* k3 = k2 + ldk;
+  int32_t d0 = base, d1 = base, d2 = base, d3 = base;
+  for (size_t v = whole; v > 0; --v) {
+    const int8x16_t qv = vld1q_s8(q);
+    q += 16;
+    const int8x16_t a = vld1q_s8(k0), b = vld1q_s8(k1), e = vld1q_s8(k2), f = vld1q_s8(k3);
+    k0 += 16;
+    k1 += 16;
+    k2 += 16;
+    k3 += 16;
+    d0 = vmladavaq_s8(d0, qv, a);
+    d1 = vmladavaq_s8(d1, qv, b);
+    d2 = vmladavaq_s8(d2, qv, e);
+    d3 = vmladavaq_s8(d3, qv, f);
+    if (kMode == QZero::kFolded) {
+      d0 = vmladavaq_s8(d0, nzq, a);
+      d1 = vmladavaq_s8(d1, nzq, b);
+      d2 = vmladavaq_s8(d2, nzq, e);
+      d3 = vmladavaq_s8(d3, nzq, f);
+    }
+  }
+  if (has_tail) {  // zeroing loads: the lanes past dk add nothing
+    const int8x16_t qv = vld1q_z_s8(q, tail);
+    const int8x16_t a = vld1q_z_s8(k0, tail), b = vld1q_z_s8(k1, tail), e = vld1q_z_s8(k2, tail),
+                    f = vld1q_z_s8(k3, tail);
+    d0 = vmladavaq_s8(d0, qv, a);
+    d1 = vmladavaq_s8(d1, qv, b);
+    d2 = vmladavaq_s8(d2, qv, e);
+    d3 = vmladavaq_s8(d3, qv, f);
+    if (kMode == QZero::kFolded) {
+      d0 = vmladavaq_s8(d0, nzq, a);
+      d1 = vmladavaq_s8(d1, nzq, b);
+      d2 = vmladavaq_s8(d2, nzq, e);
+      d3 = vmladavaq_s8(d3, nzq, f);
+    }
+  }
+  s[0] = d0;
+  s[1] = d1;
+  s[2] = d2;
+  s[3] = d3;
+}
+
+// dot4 for dk = 16 kWhole exactly (the common head sizes): the loop over dk
+// unrolls, the loads take immediate offsets, and for kWhole <= 2 the q
+// vectors stay in registers across keys.
+template <QZero kMode, int kWhole>
+void dot4_rows(const int8_t* q, const int8_t* k, size_t ldk, size_t groups, int8x16_t nzq, int32_t base, int32_t* s) {
+  int8x16_t qv[kWhole];
+#pragma GCC unroll 4
+  for (int v = 0; v < kWhole; ++v) qv[v] = vld1q_s8(q + 16 * v);
+  for (; groups > 0; --groups, k += 4 * ldk, s += 4) {
+    const int8_t* k1 = k + ldk;
+    const int8_t* k2 = k1 + ldk;
+    const int8_t* k3 = k2 + ldk;
+    int32_t d0 = base, d1 = base, d2 = base, d3 = base;
+#pragma GCC unroll 4
+    for (int v = 0; v < kWhole; ++v) {
+      const int8x16_t a = vld1q_s8(k + 16 * v), b = vld1q_s8(k1 + 16 * v), e = vld1q_s8(k2 + 16 * v),
+                      f = vld1q_s8(k3 + 16 * v);
+      d0 = vmladavaq_s8(d0, qv[v], a);
+      d1 = vmladavaq_s8(d1, qv[v], b);
+      d2 = vmladavaq_s8(d2, qv[v], e);
+      d3 = vmladavaq_s8(d3, qv[v], f);
+      if (kMode == QZero::kFolded) {
+        d0 = vmladavaq_s8(d0, nzq, a);
+        d1 = vmladavaq_s8(d1, nzq, b);
+        d2 = vmladavaq_s8(d2, nzq, e);
+        d3 = vmladavaq_s8(d3, nzq, f);
+      }
+    }
+    s[0] = d0;
+    s[1] = d1;
+    s[2] = d2;
+    s[3] = d3;
+  }
+}
+
+template <QZero kMode>
+inline int32_t dot1(const int8_t* q, const int8_t* k0, size_t dk, int8x16_t nzq, int32_t base, int32_t q_zero) {
+  int32_t d = base, sk = 0;
+  for (size_t c = 0; c < dk; c += 16) {
+    const mve_pred16_t p = tail8(dk, c);
+    const int8x16_t a = vld1q_z_s8(k0 + c, p);
+    d = vmladavaq_s8(d, vld1q_z_s8(q + c, p), a);
+    if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
+    if (kMode == QZero::kSplit) sk = vaddvaq_s8(sk, a);
+  }
+  return kMode == QZero::kSplit ? static_cast<int32_t>(u32(d) - u32(q_zero) * u32(sk)) : d;
+}
+
+template <QZero kMode>
+void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t base,
+                int32_t* s) {
+  // -zq in every lane (kFolded: zq in [-127, 127]).
+  const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
+  size_t j = 0;
+  // Four keys per pass: each q vector is loaded once for four dot products.
+  if (kMode != QZero::kSplit && (dk == 16 || dk == 32 || dk == 64)) {
+    const size_t groups = count / 4;
+    if (dk == 16)
+      dot4_rows<kMode, 1>(q, k, ldk, groups, nzq, base, s);
+    else if (dk == 32)
+      dot4_rows<kMode, 2>(q, k, ldk, groups, nzq, base, s);
+    else
+      dot4_rows<kMode, 4>(q, k, ldk, groups, nzq, base, s);
+    j = groups * 4;
+    k += j * ldk;
+  } else if (kMode != QZero::kSplit) {
+    const size_t whole = dk / 16;
+    const mve_pred16_t tail = tail8(dk, whole * 16);
+    const bool has_tail = dk % 16 != 0;
+    for (; j + 4 <= count; j += 4, k += 4 * ldk) dot4<kMode>(q, k, ldk, whole, tail, has_tail, nzq, base, s + j);
+  }
+  for (; j < count; ++j, k += ldk) s[j] = dot1<kMode>(q, k, dk, nzq, base, q_zero);
+}
+
+int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
+               int32_t* s) {
+  int32_t sum_q = 0;
+  for (size_t c = 0; c < dk; c += 16) sum_q = vaddvaq_s8(sum_q, vld1q_z_s8(q + c, tail8(dk, c)));
+  // dk zq zk - zk sum q, modulo 2^32: every s_j fits int32, so the wrapped sums are exact.
+  const int32_t base =
+      static_cast<int32_t>(static_cast<uint32_t>(dk) * u32(q_zero) * u32(k_zero) - u32(k_zero) * u32(sum_q));
+  if (q_zero == 0)
+    score_keys<QZero::kNone>(q, k, ldk, count, dk, q_zero, base, s);
+  else if (q_zero != -128)
+    score_keys<QZero::kFolded>(q, k, ldk, count, dk, q_zero, base, s);
+  else
+    score_keys<QZero::kSplit>(q, k, ldk, count, dk, q_zero, base, s);
+  // Whole vectors unpredicated, then one predicated step: GCC 12 wraps every
+  // predicate of a predicated loop in extra VMRS/VMSR moves.
+  int32_t max = INT32_MIN;
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) max = vmaxvq_s32(max, vld1q_s32(s + j));
+  if (j < count) {
+    const mve_pred16_t p = tail32(count, j);
+    max = vmaxvq_p_s32(max, vld1q_z_s32(s + j, p), p);
+  }
+  return max;
+}
+
+// ---------------------------------------------------------------- exp_row
+
+// 2^(i/32) in Q1.30 (forward_i8.cc's table).
+alignas(16) constexpr int32_t kExp2Table[32] = {
+    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
+    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
+    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
+    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
+constexpr int32_t kLn2Q30 = 744261118;    // ln(2) * 2^30
+constexpr int32_t kThirdQ30 = 357913941;  // 2^30 / 3
+constexpr int32_t kOneQ30 = 1 << 30;
+
+// exp2_q30(u) for u in [INT32_MIN, 0], four lanes. With u = -n + f / 2^26:
+// n = -(u >> 26) <= 32 and f = u mod 2^26. VRMULH(a, b) = (a b + 2^31) >> 32
+// is rounding_rshift(a b, 32) for a b >= 0, so rounding_rshift(x y, 32 - k)
+// is VRMULH(x << k, y) while x << k fits.
+inline int32x4_t exp2_q30_lanes(int32x4_t u) {
+  const int32x4_t minus_n = vshrq_n_s32(u, 26);
+  const uint32x4_t uu = vreinterpretq_u32_s32(u);
+  const uint32x4_t i = vshrq_n_u32(vshlq_n_u32(uu, 6), 27);  // f >> 21
+  // r << 6 (r = f mod 2^21 < 2^21): z = rounding_rshift(r ln2, 26)
+  const int32x4_t r6 = vreinterpretq_s32_u32(vshrq_n_u32(vshlq_n_u32(uu, 11), 5));
+  const int32x4_t z = vrmulhq_s32(r6, vdupq_n_s32(kLn2Q30));  // < 2^25
+  const int32x4_t z2 = vshlq_n_s32(z, 1), z4 = vshlq_n_s32(z, 2);
+  const int32x4_t t1 = vaddq_n_s32(vrmulhq_s32(z4, vdupq_n_s32(kThirdQ30)), kOneQ30);  // 1 + z/3
+  const int32x4_t t2 = vaddq_n_s32(vrmulhq_s32(z2, t1), kOneQ30);                       // 1 + z/2 (1 + z/3)
+  const int32x4_t d3 = vrmulhq_s32(z4, t2);  // t3 - 1 in Q30, t3 = 1 + z (...), < 2^25
+  const int32x4_t tab = vldrwq_gather_shifted_offset_s32(kExp2Table, i);
+  // rounding_rshift(tab * t3, 30) = tab + rounding_rshift(tab * d3, 30): tab * 2^30 shifts out exactly.
+  const int32x4_t val = vaddq_s32(tab, vrmulhq_s32(vshlq_n_s32(d3, 2), tab));  // [2^30, 2^31)
+  // rounding_rshift(val, n): VRSHL by -n rounds half up, which is the same for val > 0
+  // (n = 32 gives 0, as every n in [32, 62] does for val < 2^31).
+  return vrshlq_s32(val, minus_n);
+}
+
+int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+  // Pass 1: u_j = apply(logit, s_j) - max_logit, saturated below at INT32_MIN (2^u
+  // rounds to 0 from there on); INT32_MIN also for a masked key. With
+  // x = s m (|x| < 2^62) and h = 2^(shift-1):
+  //   apply(logit, s) = (x + h - [s < 0]) >> shift     (the -1: ties away from zero)
+  // and, when |max_logit| <= 2^(61 - shift), max_logit * 2^shift joins the
+  // constant: u = (x + h - max_logit 2^shift - [s < 0]) >> shift, no
+  // overflow. SQSHLL by 32 saturates u * 2^32 to int64, so its high word is u
+  // saturated to int32.
+  const int32_t m = logit.multiplier, shift = logit.shift;
+  const int64_t half = int64_t{1} << (shift - 1);  // shift >= 2 (validate())
+  const int64_t limit = shift <= 61 ? int64_t{1} << (61 - shift) : 0;  // shift <= 62
+  if (max_logit <= limit && max_logit >= -limit) {
+    const int64_t base = half - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t sj = s[j];
+      // cppcheck-suppress shiftTooManyBitsSigned ; GCC shifts arithmetically: -[s < 0] in one ADDS/ADC pair
+      const int64_t u = asrl(base + int64_t{sj} * m + (sj >> 31), shift);
+      e[j] = sj == INT32_MIN ? INT32_MIN : static_cast<int32_t>(sqshll(u, 32) >> 32);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t sj = s[j];
+      const int64_t u = asrl(int64_t{sj} * m + half + (sj < 0 ? -1 : 0), shift) - max_logit;
+      const int32_t v = u < INT32_MIN ? INT32_MIN : static_cast<int32_t>(u);
+      e[j] = sj == INT32_MIN ? INT32_MIN : v;
+    }
+  }
+  // Pass 2: the exp, four lanes at a time (e may be s: same index in, same out).
+  int64_t sum = 0;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int32x4_t ev = exp2_q30_lanes(vld1q_s32(e + j));
+    vst1q_s32(e + j, ev);
+    sum = vaddlvaq_s32(sum, ev);
+  }
+  if (j < n) {
+    const mve_pred16_t p = tail32(n, j);
+    const int32x4_t ev = exp2_q30_lanes(vld1q_z_s32(e + j, p));
+    vstrwq_p_s32(e + j, ev, p);
+    sum = vaddlvaq_p_s32(sum, ev, p);
+  }
+  return sum;
+}
+
+// ---------------------------------------------------------------- probabilities
+
+inline int bit_length(uint64_t x) { return 64 - __builtin_clzll(x); }
+
+void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
+  const uint64_t s = static_cast<uint64_t>(sum);
+  const uint64_t half = s / 2;
+  const int b = bit_length(s);  // 2^(b-1) <= s < 2^b
+  // Outside [2^23, 2^46) (sums below the largest e = 2^30 of exp_row, or rows
+  // of over 2^16 keys), the division itself.
+  if (b < 24 || b > 46) {
+    for (size_t j = 0; j < n; ++j)
+      p[j] = static_cast<int32_t>((static_cast<uint64_t>(e[j]) * kProbOne + half) / s);
+    return;
+  }
+  // r ~ 2^(b+31) / s in [2^31, 2^32) from the top 32 bits of s, so
+  // e * r / 2^(b+16) is e * 2^15 / s to within 2^-8 (e <= s). With + 1/2 - 2^-7
+  // the estimate falls in (x - 1, x), x = (e 2^15 + floor(s/2)) / s: its
+  // floor is p or p - 1, and one exact 64-bit comparison tells which. One
+  // 64-bit division per row.
+  const int t = b > 32 ? b - 32 : 0;
+  const int bt = b - t;  // bit length of s >> t, at most 32
+  const uint32_t st = static_cast<uint32_t>(s >> t);
+  const uint32_t r = static_cast<uint32_t>(((uint64_t{1} << (bt + 31)) - 1) / st);
+  const int sh = b - 16;  // in [8, 30]
+  const uint32_t round = (uint32_t{1} << (sh - 1)) - (uint32_t{1} << (sh - 7));
+  const uint32x4_t rv = vdupq_n_u32(r);
+  const int32_t minus_sh = -sh;
+  // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
+  constexpr size_t kChunk = 32;
+  alignas(16) uint32_t next[kChunk];
+  for (size_t j0 = 0, len = 0; j0 < n; j0 += len) {
+    len = n - j0 < kChunk ? n - j0 : kChunk;
+    // Four lanes: next = floor(estimate) + 1, which is p or p + 1.
+    for (size_t j = 0; j < len; j += 4) {
+      const uint32x4_t ev = vreinterpretq_u32_s32(vld1q_z_s32(e + j0 + j, tail32(len, j)));
+      const uint32x4_t est = vshlq_r_u32(vaddq_n_u32(vmulhq_u32(ev, rv), round), minus_sh);
+      vst1q_u32(next + j, vaddq_n_u32(est, 1));
+    }
+    // p = next exactly when next * s <= e 2^15 + floor(s/2) (both below 2^63).
+    // (e 2^15 formed from 32-bit halves: GCC 12 spills a 64-bit shift here.)
+    for (size_t j = 0; j < len; ++j) {
+      const uint32_t ej = static_cast<uint32_t>(e[j0 + j]);
+      const uint64_t num = ((static_cast<uint64_t>(ej >> 17) << 32) | (ej << 15)) + half;
+      p[j0 + j] = static_cast<int32_t>(next[j] - (num < next[j] * s ? 1u : 0u));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- weighted_sum
+
+void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+                  int32_t* acc) {
+  // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j: the accumulators
+  // start at -zv sum p (modular; the final sums fit int32).
+  int32_t sum_p = 0;
+  size_t w = 0;
+  for (; w + 4 <= count; w += 4) sum_p = vaddvaq_s32(sum_p, vld1q_s32(p + w));
+  if (w < count) sum_p = vaddvaq_s32(sum_p, vld1q_z_s32(p + w, tail32(count, w)));  // zeroed lanes add 0
+  const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
+  size_t c = 0;
+  for (; c + 16 <= dv; c += 16) {
+    int32x4_t a0 = vdupq_n_s32(start), a1 = a0, a2 = a0, a3 = a0;
+    const int8_t* vc = v + c;
+    for (size_t j = 0; j < count; ++j, vc += ldv) {
+      const int32_t pj = p[j];
+      a0 = vmlaq_n_s32(a0, vldrbq_s32(vc), pj);
+      a1 = vmlaq_n_s32(a1, vldrbq_s32(vc + 4), pj);
+      a2 = vmlaq_n_s32(a2, vldrbq_s32(vc + 8), pj);
+      a3 = vmlaq_n_s32(a3, vldrbq_s32(vc + 12), pj);
+    }
+    vst1q_s32(acc + c, a0);
+    vst1q_s32(acc + c + 4, a1);
+    vst1q_s32(acc + c + 8, a2);
+    vst1q_s32(acc + c + 12, a3);
+  }
+  // The last 1..15 columns, four at a time, predicated.
+  for (; c < dv; c += 4) {
+    const mve_pred16_t pr = tail32(dv, c);
+    int32x4_t a = vdupq_n_s32(start);
+    const int8_t* vc = v + c;
+    for (size_t j = 0; j < count; ++j, vc += ldv) a = vmlaq_n_s32(a, vldrbq_z_s32(vc, pr), p[j]);
+    vstrwq_p_s32(acc + c, a, pr);
+  }
+}
+
+// ---------------------------------------------------------------- requantize
+
+void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
+  const int32_t m = output.multiplier;
+  if (output.shift <= 32) {  // not from plan_int8 at any real scale ratio below 2^14
+    for (size_t c = 0; c < n; ++c) {
+      const int64_t x = y_zero + apply(output, acc[c]);
+      y[c] = static_cast<int8_t>(x < -128 ? -128 : (x > 127 ? 127 : x));
+    }
+    return;
+  }
+  // x = acc m = H 2^32 + L (0 <= L < 2^32), shift = 32 + k, k >= 1:
+  // rounding_rshift(x, shift) = (H + 2^(k-1) - [x < 0 and L == 0]) >> k, and
+  // VRSHL by -k adds the 2^(k-1).
+  const int32_t minus_k = 32 - output.shift;
+  const int32x4_t lo = vdupq_n_s32(-128 - y_zero), hi = vdupq_n_s32(127 - y_zero);
+  // Lanes without predicates: [x < 0 and L == 0] is the sign bit of
+  // acc & ~(L | -L) (L | -L has the sign bit set exactly when L != 0).
+  auto lanes = [&](int32x4_t a) {
+    const int32x4_t low = vmulq_n_s32(a, m);
+    const int32x4_t tie = vreinterpretq_s32_u32(
+        vshrq_n_u32(vreinterpretq_u32_s32(vbicq_s32(a, vorrq_s32(low, vnegq_s32(low)))), 31));
+    const int32x4_t h = vsubq_s32(vmulhq_s32(a, vdupq_n_s32(m)), tie);
+    // Clamp before adding the zero point: |value| < 2^30, no overflow either way.
+    return vaddq_n_s32(vminq_s32(vmaxq_s32(vrshlq_n_s32(h, minus_k), lo), hi), y_zero);
+  };
+  size_t c = 0;
+  for (; c + 4 <= n; c += 4) vstrbq_s32(y + c, lanes(vld1q_s32(acc + c)));
+  if (c < n) {
+    const mve_pred16_t pr = tail32(n, c);
+    vstrbq_p_s32(y + c, lanes(vld1q_z_s32(acc + c, pr)), pr);
+  }
+}
+
+constexpr KernelsI8 kKernelsI8{"mve", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
+
+}  // namespace
+
+const KernelsI8& kernels_i8() { return kKernelsI8; }
+
+}  // namespace mve
+}  // namespace tinyattn
+
+#endif  // __ARM_FEATURE_MVE & 1

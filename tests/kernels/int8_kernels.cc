@@ -1,0 +1,309 @@
+// The KernelsI8 contract (tinyattn/kernels_i8.h), primitive by primitive, for
+// every port at every length from 1 to 70 and at the extremes of the int8
+// range: each result must equal, integer for integer, the formula of quant.h
+// evaluated here in int64 with the library's public building blocks
+// (exp2_q30, apply). No write may leave the given range.
+#include <climits>
+#include <cstring>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/kernels_i8.h"
+
+using namespace tinyattn;
+using namespace tatest;
+
+namespace {
+
+constexpr size_t kMaxLen = 70;
+constexpr size_t kGuard = 16;
+constexpr int32_t kGuardValue = -777777;
+
+struct Ports {
+  Port ports[4];
+  size_t n;
+  Ports() : n(ports_under_test(ports, 4)) {}
+};
+
+// An int32 buffer with guard words on both sides.
+struct Guarded {
+  int32_t* base;
+  size_t n;
+  int32_t* data() { return base + kGuard; }
+  static Guarded make(size_t n) {
+    Guarded g{alloc<int32_t>(n + 2 * kGuard), n};
+    if (g.base)
+      for (size_t i = 0; i < n + 2 * kGuard; ++i) g.base[i] = kGuardValue;
+    return g;
+  }
+  bool intact() const {
+    for (size_t i = 0; i < kGuard; ++i)
+      if (base[i] != kGuardValue || base[kGuard + n + i] != kGuardValue) return false;
+    return true;
+  }
+};
+
+int8_t random_i8(Rng& rng) { return static_cast<int8_t>(static_cast<int32_t>(rng.next_u64() & 0xff) - 128); }
+int32_t random_zero(Rng& rng) { return static_cast<int32_t>(rng.next_u64() % 256) - 128; }
+int64_t random_below(Rng& rng, int64_t n) { return static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(n)); }
+
+// A random but valid logit multiplier: scales as plan_int8 makes them.
+FixedMultiplier random_logit(Rng& rng) {
+  FixedMultiplier m;
+  const double real = static_cast<double>(rng.uniform(1e-6f, 1.0f)) * 1.4426950408889634 * 67108864.0 *
+                      (rng.next_u64() % 2 ? 1e-3 : 1.0);
+  if (make_multiplier(real, &m) != Status::kOk || m.shift < 2) make_multiplier(1.0, &m);
+  return m;
+}
+
+void fill_i8(Rng& rng, int8_t* x, size_t n, bool extreme) {
+  for (size_t i = 0; i < n; ++i) x[i] = extreme ? static_cast<int8_t>(rng.next_u64() % 2 ? 127 : -128) : random_i8(rng);
+}
+
+}  // namespace
+
+TA_CASE("int8 kernels: scores are exact dot products, and the largest is returned") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, bad_max = 0, overrun = 0;
+    Rng rng(11);
+    for (int extreme = 0; extreme < 2; ++extreme)
+      for (size_t dk = 1; dk <= 300; dk += (dk < 70 ? 1 : 37))
+        for (size_t count = 1; count <= 13; count += (dk < 40 ? 1 : 4)) {
+          Arena::Scope scope;
+          const size_t ldk = dk + 5;  // rows apart, as for a key matrix slice
+          int8_t* q = alloc<int8_t>(dk);
+          int8_t* kk = alloc<int8_t>(count * ldk);
+          Guarded s = Guarded::make(count);
+          if (!q || !kk || !s.base) TA_IGNORE("arena too small");
+          fill_i8(rng, q, dk, extreme);
+          fill_i8(rng, kk, count * ldk, extreme);
+          // Extreme: zero points at the far end, so every factor reaches +-255.
+          const int32_t qz = extreme ? (q[0] < 0 ? 127 : -128) : random_zero(rng);
+          const int32_t kz = extreme ? (rng.next_u64() % 2 ? 127 : -128) : random_zero(rng);
+          const int32_t got_max = k.scores(q, kk, ldk, count, dk, qz, kz, s.data());
+          int64_t want_max = INT64_MIN;
+          for (size_t j = 0; j < count; ++j) {
+            int64_t want = 0;
+            for (size_t c = 0; c < dk; ++c) want += (int64_t{q[c]} - qz) * (int64_t{kk[j * ldk + c]} - kz);
+            bad += s.data()[j] != want;
+            if (want > want_max) want_max = want;
+          }
+          bad_max += got_max != want_max;
+          overrun += !s.intact();
+        }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu scores differ", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(bad_max == 0, "%s/%s: %zu wrong maxima", k.port, k.simd_target(), bad_max);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: scores wrote outside s[0, count) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+TA_CASE("int8 kernels: scores stay exact at the largest Dk") {
+  Ports pl;
+  Arena::Scope scope;
+  const size_t dk = kMaxDkInt8;
+  int8_t* q = alloc<int8_t>(dk);
+  int8_t* kk = alloc<int8_t>(2 * dk);
+  if (!q || !kk) TA_IGNORE("arena too small for Dk = kMaxDkInt8");
+  // (-128 - 127)^2 * 32768 = 2,130,739,200: the largest score there is; the
+  // second key gives the most negative one.
+  std::memset(q, 0x80, dk);
+  std::memset(kk, 0x80, dk);
+  std::memset(kk + dk, 0x7f, dk);
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    int32_t s[2] = {0, 0};
+    const int32_t max = k.scores(q, kk, dk, 2, dk, 127, 127, s);
+    TA_CHECK_MSG(s[0] == 2130739200 && max == 2130739200, "%s/%s: largest score %ld", k.port, k.simd_target(),
+                 static_cast<long>(s[0]));
+    TA_CHECK_MSG(s[1] == 0, "%s/%s: k = zero point gives %ld", k.port, k.simd_target(), static_cast<long>(s[1]));
+    const int32_t min_max = k.scores(q, kk + dk, dk, 1, dk, 127, -128, s);
+    TA_CHECK_MSG(s[0] == -2130739200 && min_max == s[0], "%s/%s: most negative score %ld", k.port,
+                 k.simd_target(), static_cast<long>(s[0]));
+  }
+}
+
+TA_CASE("int8 kernels: exp_row is exp2_q30 of the logits, masked keys give 0") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, bad_sum = 0, overrun = 0;
+    Rng rng(12);
+    for (int trial = 0; trial < 6; ++trial)
+      for (size_t n = 1; n <= kMaxLen; ++n) {
+        Arena::Scope scope;
+        Guarded s = Guarded::make(n);
+        Guarded e = Guarded::make(n);
+        if (!s.base || !e.base) TA_IGNORE("arena too small");
+        const FixedMultiplier logit = random_logit(rng);
+        // Magnitudes from a few units to the full int32 range.
+        const int64_t span = int64_t{1} << (4 + 5 * trial + (trial == 5 ? 2 : 0));
+        int32_t smax = INT32_MIN;
+        for (size_t j = 0; j < n; ++j) {
+          const int64_t v = random_below(rng, 2 * span) - span;
+          s.data()[j] = static_cast<int32_t>(v <= INT32_MIN ? INT32_MIN + 1 : (v > INT32_MAX ? INT32_MAX : v));
+          if (rng.next_u64() % 5 == 0 && j != n / 2) s.data()[j] = INT32_MIN;  // masked
+          if (s.data()[j] != INT32_MIN && s.data()[j] > smax) smax = s.data()[j];
+        }
+        if (smax == INT32_MIN) smax = s.data()[n / 2];
+        // Mostly the row's own maximum; sometimes a larger one (a bias row's).
+        const int64_t max_logit = apply(logit, smax) + (trial % 2 ? random_below(rng, int64_t{1} << 30) : 0);
+        const int64_t sum = k.exp_row(s.data(), n, logit, max_logit, e.data());
+        int64_t want_sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          const int32_t want = s.data()[j] == INT32_MIN ? 0 : exp2_q30(apply(logit, s.data()[j]) - max_logit);
+          bad += e.data()[j] != want;
+          want_sum += want;
+        }
+        bad_sum += sum != want_sum;
+        overrun += !e.intact() || !s.intact();
+        // In place (e == s), as the driver calls it.
+        int32_t* copy = alloc<int32_t>(n);
+        if (!copy) TA_IGNORE("arena too small");
+        std::memcpy(copy, s.data(), n * sizeof(int32_t));
+        k.exp_row(copy, n, logit, max_logit, copy);
+        bad += std::memcmp(copy, e.data(), n * sizeof(int32_t)) != 0;
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu exp values differ", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(bad_sum == 0, "%s/%s: %zu sums differ", k.port, k.simd_target(), bad_sum);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: exp_row wrote outside its range %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+TA_CASE("int8 kernels: probabilities are the rounded quotients, exactly") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, overrun = 0;
+    Rng rng(13);
+    for (int trial = 0; trial < 5; ++trial)
+      for (size_t n = 1; n <= kMaxLen; ++n) {
+        Arena::Scope scope;
+        Guarded e = Guarded::make(n);
+        Guarded p = Guarded::make(n);
+        if (!e.base || !p.base) TA_IGNORE("arena too small");
+        int64_t sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          // One 2^30 (the row maximum), the rest anywhere below, from tiny to equal.
+          const int64_t top = trial == 0 ? 4 : (trial == 1 ? (int64_t{1} << 30) : (int64_t{1} << (10 + 5 * trial)));
+          e.data()[j] = j == n / 2 ? (1 << 30) : static_cast<int32_t>(random_below(rng, top + 1));
+          if (trial == 4 && j % 3 == 0) e.data()[j] = 1 << 30;  // ties: quotients at .5
+          sum += e.data()[j];
+        }
+        k.probabilities(e.data(), n, sum, p.data());
+        for (size_t j = 0; j < n; ++j)
+          bad += p.data()[j] != static_cast<int32_t>((int64_t{e.data()[j]} * kProbOne + sum / 2) / sum);
+        overrun += !p.intact() || !e.intact();
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu probabilities differ", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: probabilities wrote outside p[0, n) %zu times", k.port, k.simd_target(),
+                 overrun);
+  }
+}
+
+TA_CASE("int8 kernels: weighted_sum is the exact P V sum") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, overrun = 0;
+    Rng rng(14);
+    for (int extreme = 0; extreme < 2; ++extreme)
+      for (size_t dv = 1; dv <= kMaxLen; dv += (dv < 40 ? 1 : 5))
+        for (size_t count = 1; count <= 40; count += (count < 9 ? 1 : 10)) {
+          Arena::Scope scope;
+          const size_t ldv = dv + 3;
+          int32_t* p = alloc<int32_t>(count);
+          int8_t* v = alloc<int8_t>(count * ldv);
+          Guarded acc = Guarded::make(dv);
+          if (!p || !v || !acc.base) TA_IGNORE("arena too small");
+          fill_i8(rng, v, count * ldv, extreme);
+          // Weights that sum to about one (the contract's limit), many zeros.
+          int64_t left = kProbOne + static_cast<int64_t>(count / 2);
+          for (size_t j = 0; j < count; ++j) {
+            const int64_t w = (j + 1 == count || extreme) ? left : random_below(rng, left + 1);
+            p[j] = rng.next_u64() % 4 == 0 ? 0 : static_cast<int32_t>(w);
+            left -= p[j];
+          }
+          const int32_t vz = extreme ? (rng.next_u64() % 2 ? 127 : -128) : random_zero(rng);
+          k.weighted_sum(p, v, ldv, count, dv, vz, acc.data());
+          for (size_t c = 0; c < dv; ++c) {
+            int64_t want = 0;
+            for (size_t j = 0; j < count; ++j) want += int64_t{p[j]} * (int64_t{v[j * ldv + c]} - vz);
+            bad += acc.data()[c] != want;
+          }
+          overrun += !acc.intact();
+        }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu sums differ", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: weighted_sum wrote outside acc[0, dv) %zu times", k.port, k.simd_target(),
+                 overrun);
+  }
+}
+
+TA_CASE("int8 kernels: requantize rounds, adds the zero point and saturates") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, overrun = 0, saturated = 0;
+    Rng rng(15);
+    for (size_t n = 1; n <= kMaxLen; ++n)
+      for (int trial = 0; trial < 4; ++trial) {
+        Arena::Scope scope;
+        int32_t* acc = alloc<int32_t>(n);
+        int8_t* y = alloc<int8_t>(n + 2 * kGuard);
+        if (!acc || !y) TA_IGNORE("arena too small");
+        std::memset(y, 0x5a, n + 2 * kGuard);
+        FixedMultiplier out;
+        make_multiplier(static_cast<double>(rng.uniform(0.05f, 4.0f)) / 32768.0, &out);
+        const int32_t yz = random_zero(rng);
+        const int64_t span = int64_t{1} << (10 + 5 * trial);  // up to 2^25: past the int8 range either way
+        for (size_t c = 0; c < n; ++c) acc[c] = static_cast<int32_t>(random_below(rng, 2 * span) - span);
+        if (n > 2) {
+          acc[0] = (1 << 24) + 65536;  // the contract's extremes
+          acc[1] = -acc[0];
+        }
+        k.requantize(acc, n, out, yz, y + kGuard);
+        for (size_t c = 0; c < n; ++c) {
+          int64_t want = yz + apply(out, acc[c]);
+          saturated += want < -128 || want > 127;
+          want = want < -128 ? -128 : (want > 127 ? 127 : want);
+          bad += y[kGuard + c] != want;
+        }
+        for (size_t i = 0; i < kGuard; ++i) overrun += y[i] != 0x5a || y[kGuard + n + i] != 0x5a;
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu outputs differ", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(saturated > 0, "%s/%s: the test never reached saturation", k.port, k.simd_target());
+    TA_CHECK_MSG(overrun == 0, "%s/%s: requantize wrote outside y[0, n) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+TA_CASE("int8 kernels: requantize rounds exact ties away from zero") {
+  // multiplier 2^30: acc * m has a zero low word for every acc divisible by 4,
+  // so the halfway cases of the rounding shift come up for both signs.
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0, ties = 0;
+    for (int32_t shift = 33; shift <= 40; ++shift) {
+      const FixedMultiplier out{1 << 30, shift};
+      int32_t acc[64];
+      int8_t y[64];
+      // Around +-2^(shift-31) * (n + 1/2): exact halves of the output step.
+      const int64_t step = int64_t{1} << (shift - 30);
+      for (int i = 0; i < 64; ++i) {
+        const int64_t n = (i % 16) - 8;
+        acc[i] = static_cast<int32_t>(n * step + step / 2 + (i / 16 - 2) * 4);
+      }
+      k.requantize(acc, 64, out, 3, y);
+      for (int i = 0; i < 64; ++i) {
+        int64_t want = 3 + apply(out, acc[i]);
+        want = want < -128 ? -128 : (want > 127 ? 127 : want);
+        bad += y[i] != want;
+        ties += (static_cast<int64_t>(acc[i]) * (1 << 30)) % (int64_t{1} << shift) == (int64_t{1} << (shift - 1)) ||
+                (static_cast<int64_t>(acc[i]) * (1 << 30)) % (int64_t{1} << shift) == -(int64_t{1} << (shift - 1));
+      }
+    }
+    TA_CHECK_MSG(ties > 0, "%s/%s: no tie reached", k.port, k.simd_target());
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu tie outputs differ", k.port, k.simd_target(), bad);
+  }
+}
