@@ -108,26 +108,26 @@ HWY_INLINE VU64 Exp2Q30(V64 u) {
 
 HWY_INLINE int64_t ReduceSum64(V64 v) { return hn::GetLane(hn::SumOfLanes(D64(), v)); }
 
-// Scores: the zero points are subtracted after widening to int16 (the
-// differences need 9 bits), then pairs of int16 products are added into
-// int32 lanes (x86 pmaddwd, NEON smlal). |(q - zq)(k - zk)| <= 255^2, so a
-// pair fits int32 and the whole sum is exact: sum |.| <= 255^2 dk < 2^31.
+// Scores: int8 widened to int16, q's zero point subtracted (9 bits), then
+// pairs of int16 products added into int32 lanes (x86 pmaddwd, NEON smlal,
+// SVE mla). k's zero point is applied once per key by algebra:
+// sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq). Exact:
+// |(q - zq) k| <= 255 * 128, so a pair fits int32 and the sum over Dk stays
+// below 2^30; the correction is formed in int64.
 using D16 = hn::ScalableTag<int16_t>;
 using V16 = hn::Vec<D16>;
 using D8H = hn::Rebind<int8_t, D16>;
 using D32W = hn::Repartition<int32_t, D16>;
 using V32W = hn::Vec<D32W>;
 
-HWY_INLINE V16 LoadCentered(const int8_t* HWY_RESTRICT p, V16 zero) {
-  return hn::Sub(hn::PromoteTo(D16(), hn::LoadU(D8H(), p)), zero);
-}
+HWY_INLINE V16 LoadWide(const int8_t* HWY_RESTRICT p) { return hn::PromoteTo(D16(), hn::LoadU(D8H(), p)); }
 
 HWY_INLINE int32_t ReduceSum32(V32W a, V32W b) {
   const D32W d32;
   return hn::GetLane(hn::SumOfLanes(d32, hn::Add(a, b)));
 }
 
-// The dk % Lanes(d16) entries past the vectors.
+// The dk % Lanes(d16) entries past the vectors, with both zero points.
 HWY_INLINE int32_t TailDot(const int8_t* q, const int8_t* k, size_t from, size_t dk, int32_t qz, int32_t kz) {
   int32_t dot = 0;
   for (size_t c = from; c < dk; ++c) dot += (int32_t{q[c]} - qz) * (int32_t{k[c]} - kz);
@@ -141,8 +141,15 @@ int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, siz
   const size_t N = hn::Lanes(d16);
   const size_t full = dk - dk % N;
   const V16 qz = hn::Set(d16, static_cast<int16_t>(q_zero));
-  const V16 kz = hn::Set(d16, static_cast<int16_t>(k_zero));
+  int64_t qsum = 0;  // sum of q - zq over the vector part
+  for (size_t c = 0; c < full; ++c) qsum += int32_t{q[c]} - q_zero;
+  const int64_t correction = -int64_t{k_zero} * qsum;
   int32_t max = INT32_MIN;
+  const auto finish = [&](size_t j, int32_t vec, int32_t tail) {
+    const int32_t r = static_cast<int32_t>(vec + correction + tail);
+    s[j] = r;
+    max = r > max ? r : max;
+  };
   size_t j = 0;
   // Four keys share each widened q vector; each has two accumulators (the
   // second is where NEON/SVE put half of the products).
@@ -153,29 +160,23 @@ int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, siz
     const int8_t* k3 = k2 + ldk;
     V32W a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
     for (size_t c = 0; c < full; c += N) {
-      const V16 qv = LoadCentered(q + c, qz);
-      a0 = hn::ReorderWidenMulAccumulate(d32, qv, LoadCentered(k0 + c, kz), a0, b0);
-      a1 = hn::ReorderWidenMulAccumulate(d32, qv, LoadCentered(k1 + c, kz), a1, b1);
-      a2 = hn::ReorderWidenMulAccumulate(d32, qv, LoadCentered(k2 + c, kz), a2, b2);
-      a3 = hn::ReorderWidenMulAccumulate(d32, qv, LoadCentered(k3 + c, kz), a3, b3);
+      const V16 qv = hn::Sub(LoadWide(q + c), qz);
+      a0 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k0 + c), a0, b0);
+      a1 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k1 + c), a1, b1);
+      a2 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k2 + c), a2, b2);
+      a3 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k3 + c), a3, b3);
     }
-    const int32_t r[4] = {ReduceSum32(a0, b0) + TailDot(q, k0, full, dk, q_zero, k_zero),
-                          ReduceSum32(a1, b1) + TailDot(q, k1, full, dk, q_zero, k_zero),
-                          ReduceSum32(a2, b2) + TailDot(q, k2, full, dk, q_zero, k_zero),
-                          ReduceSum32(a3, b3) + TailDot(q, k3, full, dk, q_zero, k_zero)};
-    for (size_t t = 0; t < 4; ++t) {
-      s[j + t] = r[t];
-      max = r[t] > max ? r[t] : max;
-    }
+    finish(j, ReduceSum32(a0, b0), TailDot(q, k0, full, dk, q_zero, k_zero));
+    finish(j + 1, ReduceSum32(a1, b1), TailDot(q, k1, full, dk, q_zero, k_zero));
+    finish(j + 2, ReduceSum32(a2, b2), TailDot(q, k2, full, dk, q_zero, k_zero));
+    finish(j + 3, ReduceSum32(a3, b3), TailDot(q, k3, full, dk, q_zero, k_zero));
   }
   for (; j < count; ++j) {
     const int8_t* kj = k + j * ldk;
     V32W a0 = hn::Zero(d32), b0 = a0;
     for (size_t c = 0; c < full; c += N)
-      a0 = hn::ReorderWidenMulAccumulate(d32, LoadCentered(q + c, qz), LoadCentered(kj + c, kz), a0, b0);
-    const int32_t r = ReduceSum32(a0, b0) + TailDot(q, kj, full, dk, q_zero, k_zero);
-    s[j] = r;
-    max = r > max ? r : max;
+      a0 = hn::ReorderWidenMulAccumulate(d32, hn::Sub(LoadWide(q + c), qz), LoadWide(kj + c), a0, b0);
+    finish(j, ReduceSum32(a0, b0), TailDot(q, kj, full, dk, q_zero, k_zero));
   }
   return max;
 }
