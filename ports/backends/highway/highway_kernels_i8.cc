@@ -29,6 +29,13 @@ const KernelsI8* TableI8() { return &scalar::kernels_i8(); }
 
 #else
 
+// SVE targets take the scores from SVE's own SDOT (ScoresSveDot).
+#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || HWY_TARGET == HWY_SVE2_128
+#define TINYATTN_HWY_SVE_DOT 1
+#else
+#define TINYATTN_HWY_SVE_DOT 0
+#endif
+
 namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -108,6 +115,7 @@ HWY_INLINE VU64 Exp2Q30(V64 u) {
 
 HWY_INLINE int64_t ReduceSum64(V64 v) { return hn::GetLane(hn::SumOfLanes(D64(), v)); }
 
+#if !TINYATTN_HWY_SVE_DOT
 // Scores: int8 widened to int16, q's zero point subtracted (9 bits), then
 // pairs of int16 products added into int32 lanes (x86 pmaddwd, NEON smlal,
 // SVE mla). k's zero point is applied once per key by algebra:
@@ -180,6 +188,72 @@ int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, siz
   }
   return max;
 }
+
+#endif  // !TINYATTN_HWY_SVE_DOT
+
+#if TINYATTN_HWY_SVE_DOT
+// SVE has SDOT in its base set (svdot_s32: four int8 products per int32
+// lane), which Highway 1.0.3 does not expose. Raw int8 operands, the zero
+// points by algebra as in sdot_a64.cc; predicated loads read nothing past
+// dk and give 0 in the inactive lanes, so there is no scalar tail.
+int32_t ScoresSveDot(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
+                     int32_t q_zero, int32_t k_zero, int32_t* HWY_RESTRICT s) {
+  const size_t N = svcntb();
+  int64_t qsum = 0;
+  for (size_t c = 0; c < dk; ++c) qsum += q[c];
+  const int64_t base = -int64_t{k_zero} * qsum + static_cast<int64_t>(dk) * q_zero * k_zero;
+  const svbool_t all32 = svptrue_b32();
+  const svint8_t ones = svdup_n_s8(1);
+  const bool ksums = q_zero != 0;  // sum k is needed only then
+  int32_t max = INT32_MIN;
+  const auto finish = [&](size_t j, svint32_t dot, svint32_t ksum) {
+    const int64_t kz = ksums ? svaddv_s32(all32, ksum) : 0;
+    const int32_t r = static_cast<int32_t>(svaddv_s32(all32, dot) + base - int64_t{q_zero} * kz);
+    s[j] = r;
+    max = r > max ? r : max;
+  };
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const int8_t* k0 = k + j * ldk;
+    const int8_t* k1 = k0 + ldk;
+    const int8_t* k2 = k1 + ldk;
+    const int8_t* k3 = k2 + ldk;
+    svint32_t a0 = svdup_n_s32(0), a1 = a0, a2 = a0, a3 = a0, s0 = a0, s1 = a0, s2 = a0, s3 = a0;
+    for (size_t c = 0; c < dk; c += N) {
+      const svbool_t pg = svwhilelt_b8_u64(c, dk);
+      const svint8_t qv = svld1_s8(pg, q + c);
+      const svint8_t v0 = svld1_s8(pg, k0 + c), v1 = svld1_s8(pg, k1 + c);
+      const svint8_t v2 = svld1_s8(pg, k2 + c), v3 = svld1_s8(pg, k3 + c);
+      a0 = svdot_s32(a0, qv, v0);
+      a1 = svdot_s32(a1, qv, v1);
+      a2 = svdot_s32(a2, qv, v2);
+      a3 = svdot_s32(a3, qv, v3);
+      if (ksums) {
+        s0 = svdot_s32(s0, v0, ones);
+        s1 = svdot_s32(s1, v1, ones);
+        s2 = svdot_s32(s2, v2, ones);
+        s3 = svdot_s32(s3, v3, ones);
+      }
+    }
+    finish(j, a0, s0);
+    finish(j + 1, a1, s1);
+    finish(j + 2, a2, s2);
+    finish(j + 3, a3, s3);
+  }
+  for (; j < count; ++j) {
+    const int8_t* kj = k + j * ldk;
+    svint32_t a0 = svdup_n_s32(0), s0 = a0;
+    for (size_t c = 0; c < dk; c += N) {
+      const svbool_t pg = svwhilelt_b8_u64(c, dk);
+      const svint8_t v0 = svld1_s8(pg, kj + c);
+      a0 = svdot_s32(a0, svld1_s8(pg, q + c), v0);
+      if (ksums) s0 = svdot_s32(s0, v0, ones);
+    }
+    finish(j, a0, s0);
+  }
+  return max;
+}
+#endif  // TINYATTN_HWY_SVE_DOT
 
 int64_t ExpRowI8(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   const D64 d;
@@ -314,8 +388,13 @@ const char* SimdTargetSdot() { return "NEON+SDOT"; }
 }  // namespace
 
 const KernelsI8* TableI8() {
+#if TINYATTN_HWY_SVE_DOT
+  static constexpr KernelsI8 kTable{"highway",       SimdTargetI8,  ScoresSveDot, ExpRowI8,
+                                    ProbabilitiesI8, WeightedSumI8, RequantizeI8};
+#else
   static constexpr KernelsI8 kTable{"highway",       SimdTargetI8,  ScoresI8,    ExpRowI8,
                                     ProbabilitiesI8, WeightedSumI8, RequantizeI8};
+#endif
 #if TINYATTN_HWY_SDOT && HWY_TARGET == HWY_NEON
   // The same table with SDOT scores where the CPU has them.
   static constexpr KernelsI8 kSdot{"highway",       SimdTargetSdot, scores_sdot, ExpRowI8,
@@ -324,6 +403,8 @@ const KernelsI8* TableI8() {
 #endif
   return &kTable;
 }
+
+#undef TINYATTN_HWY_SVE_DOT
 
 #endif  // HWY_SCALAR / EMU128
 
