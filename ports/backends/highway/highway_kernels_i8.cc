@@ -5,6 +5,8 @@
 // 32x32-bit product by MulEven. Lanes past the last full vector go through
 // the scalar formula (quant.h's building blocks), which is the specification.
 // HWY_SCALAR and EMU128 (riscv64, Cortex-M builds) use the scalar table.
+// Scores use SDOT where there is one: SVE's svdot on the SVE targets, and on
+// aarch64 NEON the +dotprod file sdot_a64.cc when the CPU has it.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "highway_kernels_i8.cc"
 #if TINYATTN_HWY_DYNAMIC
