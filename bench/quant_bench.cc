@@ -1,5 +1,6 @@
 // fp32, fp16 and int8 forward timings side by side, for every compiled port
-// (int8 has one portable integer implementation, so it runs once per shape).
+// (int8 on each port's KernelsI8 table; a port without one runs the scalar
+// table, so its int8 row is left out).
 // Reports the fp32-equivalent GFLOP rate (Dims::flops()) and the bytes of
 // Q, K, V, Y and workspace each format needs. Measures only; the tests judge
 // correctness.
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tinyattn/kernels_i8.h"
 #include "tinyattn/tinyattn.h"
 
 namespace {
@@ -88,7 +90,7 @@ void bm_fp16(benchmark::State& state, tinyattn::Port port, Dims d) {
   finish(state, d, 2 * tensor_elems(d) + ws.size());
 }
 
-void bm_int8(benchmark::State& state, Dims d) {
+void bm_int8(benchmark::State& state, tinyattn::Port port, Dims d) {
   const float sx = 1.0f / 127.0f, sy = 1.0f / 127.0f;
   const std::vector<int8_t> q = quantize(inputs(d.q_elems(), 1), sx), k = quantize(inputs(d.k_elems(), 2), sx),
                             v = quantize(inputs(d.v_elems(), 3), sx);
@@ -107,7 +109,7 @@ void bm_int8(benchmark::State& state, Dims d) {
   const tinyattn::ForwardIoI8 io{q.data(), k.data(), v.data(), y.data(), nullptr, nullptr};
   for (auto _ : state) {
     const tinyattn::Status s =
-        tinyattn::forward_i8(d, io, {plans.data(), plans.size()}, {ws.data(), ws.size()}, {});
+        tinyattn::forward_i8(d, io, {plans.data(), plans.size()}, {ws.data(), ws.size()}, {}, port);
     if (s != tinyattn::Status::kOk) {
       state.SkipWithError(tinyattn::to_string(s));
       break;
@@ -134,8 +136,10 @@ void register_all() {
       const std::string pn = tinyattn::port_name(port);
       benchmark::RegisterBenchmark(("fp32/" + pn + "/" + shape).c_str(), bm_fp32, port, d);
       benchmark::RegisterBenchmark(("fp16/" + pn + "/" + shape).c_str(), bm_fp16, port, d);
+      const tinyattn::KernelsI8* k8 = tinyattn::kernels_i8(port);
+      if (port == tinyattn::Port::kScalar || (k8 && k8 != tinyattn::kernels_i8(tinyattn::Port::kScalar)))
+        benchmark::RegisterBenchmark(("int8/" + pn + "/" + shape).c_str(), bm_int8, port, d);
     }
-    benchmark::RegisterBenchmark(("int8/portable/" + shape).c_str(), bm_int8, d);
   }
 }
 

@@ -35,16 +35,15 @@ for board in cortex-m4 cortex-m55; do
   out=$dir/$board
   rm -rf "$out"
   mkdir -p "$out"
-  sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R"/ports/backends/scalar/*.cc)
-  [ -f "$R/ports/registry_i8.cc" ] && sources+=("$R/ports/registry_i8.cc")
+  sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R/ports/registry_i8.cc" "$R"/ports/backends/scalar/*.cc)
   defs=()
   # The SIMD ports a board build compiles: Highway (static dispatch) on both,
   # Helium on the M55.
   # (the kernel files only: the boards use static dispatch, so no dispatch
   # runtime, and the folders' probe/test-hook programs are not the library)
   if [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
-    sources+=("$R/ports/backends/highway/highway_kernels.cc")
-    defs+=(-DTINYATTN_HAVE_HIGHWAY=1)
+    sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
+    defs+=(-DTINYATTN_HAVE_HIGHWAY=1 -DTINYATTN_HAVE_HIGHWAY_I8=1)
   fi
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
     sources+=("$R/ports/backends/mve/mve.cc")

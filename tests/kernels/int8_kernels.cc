@@ -6,8 +6,10 @@
 #include <climits>
 #include <cstring>
 
+#include "format.h"
 #include "support.h"
 #include "tatest.h"
+#include "test_env.h"
 #include "tinyattn/kernels_i8.h"
 
 using namespace tinyattn;
@@ -61,6 +63,20 @@ void fill_i8(Rng& rng, int8_t* x, size_t n, bool extreme) {
 }
 
 }  // namespace
+
+TA_CASE("int8 kernels: the tables in use") {
+  // Printed always: the aarch64 CPU-variant runs (tests/kernels/suite.cmake)
+  // match it to check which scores run (SDOT or not).
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8* k = kernels_i8(pl.ports[pi]);
+    TA_CHECK_MSG(k != nullptr, "%s: no int8 kernels", port_name(pl.ports[pi]));
+    if (!k) continue;
+    char line[96];
+    format(line, sizeof line, "int8 kernels: %s/%s end\n", k->port, k->simd_target());
+    out(line);
+  }
+}
 
 TA_CASE("int8 kernels: scores are exact dot products, and the largest is returned") {
   Ports pl;
@@ -221,7 +237,8 @@ TA_CASE("int8 kernels: weighted_sum is the exact P V sum") {
           // Weights that sum to about one (the contract's limit), many zeros.
           int64_t left = kProbOne + static_cast<int64_t>(count / 2);
           for (size_t j = 0; j < count; ++j) {
-            const int64_t w = (j + 1 == count || extreme) ? left : random_below(rng, left + 1);
+            int64_t w = (j + 1 == count || extreme) ? left : random_below(rng, left + 1);
+            if (w > int64_t{kProbOne}) w = kProbOne;  // the contract's per-key limit
             p[j] = rng.next_u64() % 4 == 0 ? 0 : static_cast<int32_t>(w);
             left -= p[j];
           }

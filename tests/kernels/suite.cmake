@@ -7,3 +7,16 @@ tinyattn_add_suite(kernels
 tinyattn_add_suite(int8_kernels
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_kernels.cc
   LABELS kernels quant)
+
+# aarch64: the Highway NEON int8 scores use SDOT where the CPU has it (QEMU's
+# max) and the widening int16 path where it does not (cortex-a57, ARMv8.0);
+# both must pass the whole contract. The log line names the table in use.
+if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$" AND TATEST_DOCTEST
+   AND TARGET tinyattn_hwy_test_hook)
+  tinyattn_add_suite_run(int8_kernels_armv8_0 int8_kernels ENVIRONMENT QEMU_CPU=cortex-a57 TINYATTN_HWY_TARGET=NEON
+                         LABELS kernels quant)
+  set_tests_properties(int8_kernels_armv8_0 PROPERTIES PASS_REGULAR_EXPRESSION "int8 kernels: highway/NEON end")
+  tinyattn_add_suite_run(int8_kernels_sdot int8_kernels ENVIRONMENT QEMU_CPU=max TINYATTN_HWY_TARGET=NEON
+                         LABELS kernels quant)
+  set_tests_properties(int8_kernels_sdot PROPERTIES PASS_REGULAR_EXPRESSION "int8 kernels: highway/NEON\\+SDOT end")
+endif()
