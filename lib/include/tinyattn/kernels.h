@@ -23,6 +23,9 @@ enum class Port : unsigned char {
 
 inline constexpr int kPortCount = 5;
 
+// Query rows the optional block primitives below take at once.
+inline constexpr size_t kBlockRows = 4;
+
 struct KernelsF32 {
   const char* port;  // "scalar", "highway", "xsimd", "mve"
 
@@ -58,6 +61,23 @@ struct KernelsF32 {
   // out[j] = exp(x[j]) for j < n (the same exp as exp_shift_sum; used by the
   // ULP tests and the self-test).
   void (*exp)(const float* x, float* out, size_t n);
+
+  // Optional block primitives (nullptr: the driver runs every query row
+  // through scores and weighted_sum above). They take 1 <= rows <= kBlockRows
+  // query rows at once, so each key and value element loaded from memory
+  // feeds `rows` multiply-adds instead of one (a register tile).
+
+  // s[r*lds + j] = scale * dot(q + r*ldq, k + j*ldk) over dk, for r < rows,
+  // j < count.
+  void (*scores_block)(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
+                       size_t dk, float scale, float* s, size_t lds) = nullptr;
+
+  // y[r*ldy + c] = a[r] * sum_j p[r*ldp + j] * v[j*ldv + c] for r < rows,
+  // c < dv, j < count. Unlike weighted_sum, zero weights need not be skipped:
+  // the driver calls it only when every value row in the block is finite
+  // (then 0 * v adds nothing), and otherwise uses weighted_sum row by row.
+  void (*weighted_sum_block)(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                             size_t dv, const float* a, float* y, size_t ldy) = nullptr;
 };
 
 // The kernel table of a port, or nullptr if that port is not compiled in.
