@@ -102,8 +102,13 @@ void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_
 
 void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
                         const float* a, float* y, size_t ldy) {
-  if (rows != kBlockRows) {
-    for (size_t r = 0; r < rows; ++r) weighted_sum(p + r * ldp, v, ldv, count, dv, a[r], y + r * ldy);
+  if (rows != kBlockRows) {  // row by row, inline: no nested kernel frame on the stack
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < dv; ++c) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < count; ++j) acc += p[r * ldp + j] * v[j * ldv + c];
+        y[r * ldy + c] = a[r] * acc;
+      }
     return;
   }
   const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
