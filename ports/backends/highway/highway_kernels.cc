@@ -455,8 +455,9 @@ void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const flo
   }
 }
 
-// Four rows by `kCols` (1 or 2) vectors of columns: per key, kCols value
-// loads and four weight broadcasts feed 4*kCols FMAs. `rest` < N: the one
+// Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
+// loads and four weight broadcasts feed 4*kCols FMAs (3: twelve independent
+// chains, enough to cover the FMA latency on two pipes). `rest` < N: the one
 // vector is a partial one of that many lanes.
 template <int kCols>
 HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
@@ -466,43 +467,60 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
   const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
   V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // column vector 0, rows 0..3
   V z0 = hn::Zero(d), z1 = hn::Zero(d), z2 = hn::Zero(d), z3 = hn::Zero(d);  // column vector 1
+  V x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // column vector 2
   const float* vj = v;
   for (size_t j = 0; j < count; ++j, vj += ldv) {
     // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
     const V va = rest ? LoadTail(d, vj, rest) : hn::LoadU(d, vj);
-    const V w0 = hn::Set(d, p0[j]), w1 = hn::Set(d, p1[j]), w2 = hn::Set(d, p2[j]), w3 = hn::Set(d, p3[j]);
-    y0 = hn::MulAdd(w0, va, y0);
-    y1 = hn::MulAdd(w1, va, y1);
-    y2 = hn::MulAdd(w2, va, y2);
-    y3 = hn::MulAdd(w3, va, y3);
-    if (kCols == 2) {
+    if (kCols == 1) {
+      y0 = hn::MulAdd(hn::Set(d, p0[j]), va, y0);
+      y1 = hn::MulAdd(hn::Set(d, p1[j]), va, y1);
+      y2 = hn::MulAdd(hn::Set(d, p2[j]), va, y2);
+      y3 = hn::MulAdd(hn::Set(d, p3[j]), va, y3);
+    } else {
       const V vb = hn::LoadU(d, vj + N);
-      z0 = hn::MulAdd(w0, vb, z0);
-      z1 = hn::MulAdd(w1, vb, z1);
-      z2 = hn::MulAdd(w2, vb, z2);
-      z3 = hn::MulAdd(w3, vb, z3);
+      const V vc = kCols == 3 ? hn::LoadU(d, vj + 2 * N) : vb;
+      V w = hn::Set(d, p0[j]);
+      y0 = hn::MulAdd(w, va, y0);
+      z0 = hn::MulAdd(w, vb, z0);
+      if (kCols == 3) x0 = hn::MulAdd(w, vc, x0);
+      w = hn::Set(d, p1[j]);
+      y1 = hn::MulAdd(w, va, y1);
+      z1 = hn::MulAdd(w, vb, z1);
+      if (kCols == 3) x1 = hn::MulAdd(w, vc, x1);
+      w = hn::Set(d, p2[j]);
+      y2 = hn::MulAdd(w, va, y2);
+      z2 = hn::MulAdd(w, vb, z2);
+      if (kCols == 3) x2 = hn::MulAdd(w, vc, x2);
+      w = hn::Set(d, p3[j]);
+      y3 = hn::MulAdd(w, va, y3);
+      z3 = hn::MulAdd(w, vb, z3);
+      if (kCols == 3) x3 = hn::MulAdd(w, vc, x3);
     }
   }
-  y0 = hn::Mul(y0, hn::Set(d, a[0]));
-  y1 = hn::Mul(y1, hn::Set(d, a[1]));
-  y2 = hn::Mul(y2, hn::Set(d, a[2]));
-  y3 = hn::Mul(y3, hn::Set(d, a[3]));
+  const V a0 = hn::Set(d, a[0]), a1 = hn::Set(d, a[1]), a2 = hn::Set(d, a[2]), a3 = hn::Set(d, a[3]);
   if (rest) {
-    StoreTail(d, y0, y, rest);
-    StoreTail(d, y1, y + ldy, rest);
-    StoreTail(d, y2, y + 2 * ldy, rest);
-    StoreTail(d, y3, y + 3 * ldy, rest);
+    StoreTail(d, hn::Mul(y0, a0), y, rest);
+    StoreTail(d, hn::Mul(y1, a1), y + ldy, rest);
+    StoreTail(d, hn::Mul(y2, a2), y + 2 * ldy, rest);
+    StoreTail(d, hn::Mul(y3, a3), y + 3 * ldy, rest);
     return;
   }
-  hn::StoreU(y0, d, y);
-  hn::StoreU(y1, d, y + ldy);
-  hn::StoreU(y2, d, y + 2 * ldy);
-  hn::StoreU(y3, d, y + 3 * ldy);
-  if (kCols == 2) {
-    hn::StoreU(hn::Mul(z0, hn::Set(d, a[0])), d, y + N);
-    hn::StoreU(hn::Mul(z1, hn::Set(d, a[1])), d, y + ldy + N);
-    hn::StoreU(hn::Mul(z2, hn::Set(d, a[2])), d, y + 2 * ldy + N);
-    hn::StoreU(hn::Mul(z3, hn::Set(d, a[3])), d, y + 3 * ldy + N);
+  hn::StoreU(hn::Mul(y0, a0), d, y);
+  hn::StoreU(hn::Mul(y1, a1), d, y + ldy);
+  hn::StoreU(hn::Mul(y2, a2), d, y + 2 * ldy);
+  hn::StoreU(hn::Mul(y3, a3), d, y + 3 * ldy);
+  if (kCols >= 2) {
+    hn::StoreU(hn::Mul(z0, a0), d, y + N);
+    hn::StoreU(hn::Mul(z1, a1), d, y + ldy + N);
+    hn::StoreU(hn::Mul(z2, a2), d, y + 2 * ldy + N);
+    hn::StoreU(hn::Mul(z3, a3), d, y + 3 * ldy + N);
+  }
+  if (kCols == 3) {
+    hn::StoreU(hn::Mul(x0, a0), d, y + 2 * N);
+    hn::StoreU(hn::Mul(x1, a1), d, y + ldy + 2 * N);
+    hn::StoreU(hn::Mul(x2, a2), d, y + 2 * ldy + 2 * N);
+    hn::StoreU(hn::Mul(x3, a3), d, y + 3 * ldy + 2 * N);
   }
 }
 
@@ -515,6 +533,9 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
   const D d;
   const size_t N = hn::Lanes(d);
   size_t c = 0;
+  // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
+  for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
+    WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
   for (; c + 2 * N <= dv; c += 2 * N) WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
   if (c + N <= dv) {
     WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);

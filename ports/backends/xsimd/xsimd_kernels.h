@@ -308,9 +308,10 @@ struct Kernels {
     }
   }
 
-  // Four rows by kCols (1 or 2) vectors of columns: per key, kCols value
-  // loads and four weight broadcasts feed 4*kCols FMAs. rest > 0: one
-  // partial vector of that many lanes.
+  // Four rows by kCols (1 to 3) vectors of columns: per key, kCols value
+  // loads and four weight broadcasts feed 4*kCols FMAs (3: twelve
+  // independent chains). rest > 0 (kCols 1 only): one partial vector of
+  // that many lanes.
   template <size_t kCols>
   static void weighted_sum_tile(const float* p, size_t ldp, const float* v, size_t ldv, size_t count, const float* a,
                                 float* y, size_t ldy, size_t rest) {
@@ -321,7 +322,7 @@ struct Kernels {
       // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
       B vv[kCols];
       vv[0] = rest ? load_tail(vj, rest, 0.0f) : B::load_unaligned(vj);
-      if (kCols == 2) vv[kCols - 1] = B::load_unaligned(vj + N);
+      for (size_t c = 1; c < kCols; ++c) vv[c] = B::load_unaligned(vj + c * N);
       for (size_t r = 0; r < 4; ++r) {
         const B w(p[r * ldp + j]);
         for (size_t c = 0; c < kCols; ++c) acc[kCols * r + c] = xsimd::fma(w, vv[c], acc[kCols * r + c]);
@@ -344,6 +345,9 @@ struct Kernels {
       return;
     }
     size_t c = 0;
+    // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
+    for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
+      weighted_sum_tile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
     for (; c + 2 * N <= dv; c += 2 * N) weighted_sum_tile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
     if (c + N <= dv) {
       weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
