@@ -268,8 +268,8 @@ void zero_outside(float* s, size_t len, KeyRange own) {
 void plain_block(const Problem& p, const Block& b, float* s, size_t lds) {
   const size_t len = b.u.size();
   block_scores(p, b, 0, len, s, lds);
-  float a[kBlockRows];
-  RowEnd end[kBlockRows];
+  float a[kBlockRows] = {};
+  RowEnd end[kBlockRows] = {};
   for (size_t r = 0; r < b.count; ++r) {
     const Row row = make_row(p, b.h, b.i0 + r);
     const KeyRange own{row.r.lo - b.u.lo, row.r.hi - b.u.lo};  // u covers it
@@ -454,7 +454,7 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         if (r.lo < u.lo) u.lo = r.lo;
         if (r.hi > u.hi) u.hi = r.hi;
       }
-      if (blocks && v_finite && count > 1 && !any_empty) {
+      if (blocks && v_finite && i0 + 1 < d.n && !any_empty) {  // two rows or more
         const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
         if (tiled) tiled_block(p, b, s, acc, part, lda);
         else plain_block(p, b, s, lds);
