@@ -107,9 +107,25 @@ struct Problem {
   const Dims& d;
   const KernelsF32& kern;
   const Mask& mask;
+  const ForwardIo& io;
   float scale;
   bool element_masks;
 };
+
+// Row i of query head h.
+Row make_row(const Problem& p, size_t h, size_t i) {
+  const Dims& d = p.d;
+  const size_t kv_head = h / d.group();
+  const size_t idx = h * d.n + i;
+  const KeyRange r = key_range(p.mask, i, d.n, d.m);
+  return Row{p.io.q + idx * d.dk,
+             p.io.k + (kv_head * d.m + r.lo) * d.dk,
+             p.io.v + (kv_head * d.m + r.lo) * d.dv,
+             p.io.y + idx * d.dv,
+             p.io.weights ? p.io.weights + idx * d.m : nullptr,
+             p.io.lse ? p.io.lse + idx : nullptr,
+             r, h, i};
+}
 
 // Scores of keys [r.lo + off, r.lo + off + len) of a row, masks applied.
 void row_scores(const Problem& p, const Row& row, size_t off, size_t len, float* s) {
@@ -199,6 +215,193 @@ void tiled_row(const Problem& p, const Row& row, float* s, float* acc, float* pa
   if (row.lse) *row.lse = m == kInf ? kInf : m + std::log(l);
 }
 
+
+// ---- Blocks of kBlockRows query rows (the port's block primitives) ----
+//
+// The rows of a block share one key span u, the union of their key ranges
+// (consecutive rows' structured ranges differ by a few keys at most). Scores
+// are computed over all of u; each row then only looks at its own range, and
+// keys of u outside it get weight exactly 0, which the block weighted sum may
+// multiply with V because the driver uses blocks only where V is finite.
+
+// Rows [i0, i0 + count) of query head h; rows are built from it on use
+// (make_row) rather than kept, which keeps the board stack small.
+struct Block {
+  size_t h = 0, i0 = 0, count = 0;
+  KeyRange u;                // union of the rows' key ranges
+  const float* k = nullptr;  // key u.lo of the KV head
+  const float* v = nullptr;  // value u.lo
+};
+
+enum class RowEnd : unsigned char { kLive, kNoKey, kNaNLogit };
+
+// Row r's own keys among [lo, lo + len), relative to lo (empty if none).
+KeyRange own_part(const Problem& p, const Block& b, size_t r, size_t lo, size_t len) {
+  const KeyRange rr = key_range(p.mask, b.i0 + r, p.d.n, p.d.m);
+  const size_t hi = lo + len;
+  const size_t a = rr.lo < lo ? lo : rr.lo > hi ? hi : rr.lo;
+  const size_t e = rr.hi < lo ? lo : rr.hi > hi ? hi : rr.hi;
+  return e > a ? KeyRange{a - lo, e - lo} : KeyRange{0, 0};
+}
+
+// Scores of keys [u.lo + off, u.lo + off + len) for every row of the block,
+// row r at s + r*lds; then, per row, its element masks on its own keys.
+void block_scores(const Problem& p, const Block& b, size_t off, size_t len, float* s, size_t lds) {
+  const float* q = p.io.q + (b.h * p.d.n + b.i0) * p.d.dk;
+  p.kern.scores_block(q, p.d.dk, b.count, b.k + off * p.d.dk, p.d.dk, len, p.d.dk, p.scale, s, lds);
+  if (!p.element_masks) return;
+  const size_t lo = b.u.lo + off;
+  for (size_t r = 0; r < b.count; ++r) {
+    const KeyRange o = own_part(p, b, r, lo, len);
+    if (!o.empty())
+      detail::apply_element_masks(p.mask, p.d, b.h, b.i0 + r, KeyRange{lo + o.lo, lo + o.hi}, s + r * lds + o.lo);
+  }
+}
+
+// Weight 0 for the keys of the span outside a row's own part.
+void zero_outside(float* s, size_t len, KeyRange own) {
+  fill(s, own.lo, 0.0f);
+  fill(s + own.hi, len - own.hi, 0.0f);
+}
+
+// plain_row for a block: all rows' scores in the workspace (lds apart).
+void plain_block(const Problem& p, const Block& b, float* s, size_t lds) {
+  const size_t len = b.u.size();
+  block_scores(p, b, 0, len, s, lds);
+  float a[kBlockRows] = {};
+  RowEnd end[kBlockRows] = {};
+  for (size_t r = 0; r < b.count; ++r) {
+    const Row row = make_row(p, b.h, b.i0 + r);
+    const KeyRange own{row.r.lo - b.u.lo, row.r.hi - b.u.lo};  // u covers it
+    float* sr = s + r * lds;
+    float* mine = sr + own.lo;
+    const size_t n = own.size();
+    const float max = p.kern.row_max(mine, n);
+    a[r] = 1.0f;
+    end[r] = max == -kInf ? RowEnd::kNoKey : max != max ? RowEnd::kNaNLogit : RowEnd::kLive;
+    if (end[r] == RowEnd::kNoKey) {
+      finish_empty(p, row);
+    } else if (end[r] == RowEnd::kNaNLogit) {
+      finish_nan(p, row, mine);
+    } else {
+      const float sum = exponentiate(p, mine, n, max);
+      const float inv = 1.0f / sum;
+      if (row.weights) {
+        p.kern.scale(mine, n, inv);
+        std::memcpy(row.weights + row.r.lo, mine, n * sizeof(float));
+      } else {
+        a[r] = inv;
+      }
+      if (row.lse) *row.lse = max == kInf ? kInf : max + std::log(sum);
+    }
+    if (end[r] == RowEnd::kLive) zero_outside(sr, len, own);
+    else fill(sr, len, 0.0f);
+  }
+  float* y = p.io.y + (b.h * p.d.n + b.i0) * p.d.dv;
+  p.kern.weighted_sum_block(s, lds, b.count, b.v, p.d.dv, len, p.d.dv, a, y, p.d.dv);
+  // The block sum wrote every row; the rows that ended early get theirs back.
+  for (size_t r = 0; r < b.count; ++r)
+    if (end[r] != RowEnd::kLive) fill(y + r * p.d.dv, p.d.dv, end[r] == RowEnd::kNaNLogit ? kNaN : 0.0f);
+}
+
+// The online softmax of one row of a block over one tile of scores (its own
+// part `own` of the tile): tiled_row's loop body. Returns whether the tile
+// adds to the row's accumulator.
+bool tile_step(const Problem& p, const Block& b, size_t r, float* sr, KeyRange own, float* acc, float& m, float& l,
+               bool& nan) {
+  if (nan || own.empty()) return false;
+  float* mine = sr + own.lo;
+  const size_t cnt = own.size();
+  const float tile_max = p.kern.row_max(mine, cnt);
+  if (tile_max != tile_max) {
+    nan = true;
+    finish_nan(p, make_row(p, b.h, b.i0 + r), nullptr);
+    return false;
+  }
+  if (tile_max == -kInf) return false;
+  if (tile_max > m) {  // as in tiled_row
+    const float factor = m == -kInf ? 0.0f : tile_max == kInf ? 0.0f : exp_poly(m - tile_max);
+    if (factor == 0.0f) fill(acc, p.d.dv, 0.0f);
+    else p.kern.scale(acc, p.d.dv, factor);
+    l *= factor;
+    m = tile_max;
+  }
+  l += exponentiate(p, mine, cnt, m);
+  return true;
+}
+
+// tiled_row for a block: per-row running max, sum and accumulator; row r's
+// scores at s + r*kKeyTile, its accumulator and tile sum at acc/part + r*lda.
+void tiled_block(const Problem& p, const Block& b, float* s, float* acc, float* part, size_t lda) {
+  const size_t len = b.u.size();
+  const size_t dv = p.d.dv;
+  float m[kBlockRows], l[kBlockRows];
+  bool nan[kBlockRows];
+  static constexpr float kOnes[kBlockRows] = {1.0f, 1.0f, 1.0f, 1.0f};
+  static_assert(kBlockRows == 4, "kOnes lists kBlockRows ones");
+  for (size_t r = 0; r < b.count; ++r) {
+    m[r] = -kInf;
+    l[r] = 0.0f;
+    nan[r] = false;
+    fill(acc + r * lda, dv, 0.0f);
+  }
+  for (size_t off = 0; off < len; off += kKeyTile) {
+    const size_t n = len - off < kKeyTile ? len - off : kKeyTile;
+    block_scores(p, b, off, n, s, kKeyTile);
+    unsigned adds = 0;  // bit r: row r takes this tile
+    for (size_t r = 0; r < b.count; ++r) {
+      float* sr = s + r * kKeyTile;
+      const KeyRange own = own_part(p, b, r, b.u.lo + off, n);
+      if (tile_step(p, b, r, sr, own, acc + r * lda, m[r], l[r], nan[r])) {
+        adds |= 1u << r;
+        zero_outside(sr, n, own);
+      } else {
+        fill(sr, n, 0.0f);
+      }
+    }
+    p.kern.weighted_sum_block(s, kKeyTile, b.count, b.v + off * dv, dv, n, dv, kOnes, part, lda);
+    for (size_t r = 0; r < b.count; ++r)
+      if (adds & (1u << r)) p.kern.axpy(1.0f, part + r * lda, acc + r * lda, dv);
+  }
+  for (size_t r = 0; r < b.count; ++r) {
+    if (nan[r]) continue;  // finish_nan wrote it
+    const Row row = make_row(p, b.h, b.i0 + r);
+    if (m[r] == -kInf) {
+      finish_empty(p, row);
+      continue;
+    }
+    const float inv = 1.0f / l[r];
+    const float* ar = acc + r * lda;
+    for (size_t c = 0; c < dv; ++c) row.y[c] = ar[c] * inv;
+    if (row.lse) *row.lse = m[r] == kInf ? kInf : m[r] + std::log(l[r]);
+  }
+}
+
+// Whether x[0..n) holds no inf or NaN: an all-ones exponent sets bit 31 of
+// (bits & exponent) + lowest exponent bit, which no finite value does. Integer
+// operations and one OR chain, so the compiler can vectorise it.
+bool all_finite(const float* x, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    any |= (bits & 0x7f800000u) + 0x00800000u;
+  }
+  return (any & 0x80000000u) == 0;
+}
+
+// The keys any query row can see: the union of the rows' structured ranges.
+KeyRange keys_seen(const Mask& mask, const Dims& d) {
+  KeyRange all{d.m, 0};
+  for (size_t i = 0; i < d.n; ++i) {
+    const KeyRange r = key_range(mask, i, d.n, d.m);
+    if (r.empty()) continue;
+    if (r.lo < all.lo) all.lo = r.lo;
+    if (r.hi > all.hi) all.hi = r.hi;
+  }
+  return all;
+}
+
 }  // namespace
 
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
@@ -210,32 +413,59 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
 
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
                                const Mask& mask, float scale) {
-  const Problem p{d, kern, mask, scale, detail::has_element_masks(mask)};
+  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask)};
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
+  const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
-  // The tiled path's accumulators follow the score tile (see forward_workspace_bytes).
-  float* acc = tiled ? s + align_up(kKeyTile, kWorkspaceAlign / sizeof(float)) : nullptr;
-  float* part = tiled ? acc + align_up(d.dv, kWorkspaceAlign / sizeof(float)) : nullptr;
+  // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;
+  // in the tiled path then `rows` accumulators and `rows` tile sums, lda apart.
+  constexpr size_t kAlignFloats = kWorkspaceAlign / sizeof(float);
+  const size_t lds = tiled ? kKeyTile : align_up(d.m, kAlignFloats);
+  const size_t lda = align_up(d.dv, kAlignFloats);
+  float* acc = tiled ? s + rows * lds : nullptr;
+  float* part = tiled ? acc + rows * lda : nullptr;
+
+  // Blocks need the port's block primitives, and a V without inf or NaN in
+  // the keys any row sees (KernelsF32::weighted_sum_block); checked once per
+  // KV head.
+  const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
+  const KeyRange seen = blocks ? keys_seen(mask, d) : KeyRange{};
+  size_t checked_head = d.hkv;  // none yet
+  bool v_finite = false;
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
-    for (size_t i = 0; i < d.n; ++i) {
-      const size_t idx = h * d.n + i;
-      const KeyRange r = key_range(mask, i, d.n, d.m);
-      const Row row{io.q + idx * d.dk,
-                    io.k + (kv_head * d.m + r.lo) * d.dk,
-                    io.v + (kv_head * d.m + r.lo) * d.dv,
-                    io.y + idx * d.dv,
-                    io.weights ? io.weights + idx * d.m : nullptr,
-                    io.lse ? io.lse + idx : nullptr,
-                    r, h, i};
-      if (row.weights) {  // keys outside the range never get weight
-        fill(row.weights, r.lo, 0.0f);
-        fill(row.weights + r.hi, d.m - r.hi, 0.0f);
+    if (blocks && kv_head != checked_head) {
+      checked_head = kv_head;
+      v_finite = all_finite(io.v + (kv_head * d.m + seen.lo) * d.dv, seen.size() * d.dv);
+    }
+    for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
+      const size_t count = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+      KeyRange u{d.m, 0};
+      bool any_empty = false;
+      for (size_t i = i0; i < i0 + count; ++i) {
+        const KeyRange r = key_range(mask, i, d.n, d.m);
+        if (io.weights) {  // keys outside the range never get weight
+          float* w = io.weights + (h * d.n + i) * d.m;
+          fill(w, r.lo, 0.0f);
+          fill(w + r.hi, d.m - r.hi, 0.0f);
+        }
+        any_empty |= r.empty();
+        if (r.lo < u.lo) u.lo = r.lo;
+        if (r.hi > u.hi) u.hi = r.hi;
       }
-      if (r.empty()) finish_empty(p, row);
-      else if (tiled) tiled_row(p, row, s, acc, part);
-      else plain_row(p, row, s);
+      if (blocks && v_finite && i0 + 1 < d.n && !any_empty) {  // two rows or more
+        const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+        if (tiled) tiled_block(p, b, s, acc, part, lda);
+        else plain_block(p, b, s, lds);
+        continue;
+      }
+      for (size_t i = i0; i < i0 + count; ++i) {
+        const Row row = make_row(p, h, i);
+        if (row.r.empty()) finish_empty(p, row);
+        else if (tiled) tiled_row(p, row, s, acc, part);
+        else plain_row(p, row, s);
+      }
     }
   }
 }

@@ -69,7 +69,7 @@ struct Scratch {
   alignas(kWorkspaceAlign) unsigned char
       workspace[max_size(forward_workspace_bytes(kDims), forward_workspace_bytes(kTiledDims, false))];
 };
-// 6 KiB of tensors kept off the stack on purpose: the one reason selftest()
+// 9.6 KiB of tensors and workspace kept off the stack on purpose: the one reason selftest()
 // is not re-entrant (docs/hardening.md).
 Scratch g;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 

@@ -122,12 +122,18 @@ TA_CASE("api: Attention<> matches the reference (default scale 1/sqrt(Dk))") {
   TA_CHECK_MSG(r.ok, "Y off by %g at %zu", r.worst, r.index);
 }
 
-TA_CASE("api: forward_workspace_bytes grows with M only, and without weights stops growing past the key tile") {
+TA_CASE("api: forward_workspace_bytes grows with M and N up to kBlockRows only, and without weights stops growing past the key tile") {
   using tinyattn::forward_workspace_bytes;
+  using tinyattn::kBlockRows;
   using tinyattn::kKeyTile;
   const size_t base = forward_workspace_bytes(Dims{1, 9, 1, 1});
   TA_CHECK(base >= 9 * sizeof(float) + tinyattn::kWorkspaceAlign - 1);
-  TA_CHECK(forward_workspace_bytes(Dims{100, 9, 64, 33, 8, 2}) == base);  // not N, Dk, Dv, heads
+  TA_CHECK(forward_workspace_bytes(Dims{1, 9, 64, 33, 8, 2}) == base);  // not Dk, Dv, heads
+  // One row of scores per query row of a block, and no more past kBlockRows rows.
+  const size_t block = forward_workspace_bytes(Dims{kBlockRows, 9, 1, 1});
+  TA_CHECK((block > base && block < kBlockRows * base));
+  TA_CHECK(forward_workspace_bytes(Dims{2, 9, 1, 1}) > base);
+  TA_CHECK(forward_workspace_bytes(Dims{100, 9, 64, 33, 8, 2}) == block);
   TA_CHECK(forward_workspace_bytes(Dims{1, 100, 1, 1}) > base);
   // Without the weights, long rows run in tiles: the size is the same for any M > kKeyTile.
   const size_t tiled = forward_workspace_bytes(Dims{4, kKeyTile + 1, 16, 8}, false);

@@ -173,3 +173,74 @@ TA_CASE("kernels: exp writes exactly n values") {
     TA_CHECK_MSG(overrun == 0, "%s/%s: exp wrote outside out[0, n) %zu times", k.port, k.simd_target(), overrun);
   }
 }
+
+// The optional block primitives, where a port has them: every row count up to
+// kBlockRows, odd counts and widths (tails of every vector width), strided
+// rows, each element against a double-precision sum, and nothing written
+// outside the given rows and columns (the gaps between strided rows included).
+TA_CASE("kernels: scores_block and weighted_sum_block match double sums for every row count") {
+  Ports pl;
+  const size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    TA_CHECK_MSG((k.scores_block == nullptr) == (k.weighted_sum_block == nullptr),
+                 "%s/%s: block primitives come in pairs", k.port, k.simd_target());
+    if (!k.scores_block || !k.weighted_sum_block) continue;
+    size_t bad_s = 0, bad_y = 0, overrun = 0, cases = 0;
+    Rng rng(23);
+    for (size_t rows = 1; rows <= tinyattn::kBlockRows; ++rows)
+      for (size_t count : sizes)
+        for (size_t width : sizes) {
+          if (count * width > 3000 && width != 33) continue;  // keep the run short
+          Arena::Scope scope;
+          const size_t ldq = width + 1, ldk = width + 3, lds = count + 2;  // rows apart, gaps in between
+          const size_t ldv = width + 5, ldp = count + 3, ldy = width + 2;
+          float* q = alloc<float>(rows * ldq);
+          float* kk = alloc<float>(count * ldk);
+          float* v = alloc<float>(count * ldv);
+          float* p = alloc<float>(rows * ldp);
+          Guarded s = Guarded::make(rows * lds);
+          Guarded y = Guarded::make(rows * ldy);
+          if (!q || !kk || !v || !p || !s.base || !y.base) TA_IGNORE("arena too small");
+          rng.fill_normal(q, rows * ldq);
+          rng.fill_normal(kk, count * ldk);
+          rng.fill_normal(v, count * ldv);
+          rng.fill_uniform(p, rows * ldp, 0.0f, 1.0f);
+          for (size_t r = 0; r < rows; ++r) p[r * ldp + (r + 1) % count] = 0.0f;  // zero weights (finite V)
+          const float a[tinyattn::kBlockRows] = {0.5f, 1.0f, -2.0f, 0.125f};
+          ++cases;
+          k.scores_block(q, ldq, rows, kk, ldk, count, width, 0.75f, s.data(), lds);
+          k.weighted_sum_block(p, ldp, rows, v, ldv, count, width, a, y.data(), ldy);
+          for (size_t r = 0; r < rows; ++r) {
+            for (size_t j = 0; j < count; ++j) {
+              double want = 0.0, terms = 0.0;
+              for (size_t c = 0; c < width; ++c) {
+                const double t = static_cast<double>(q[r * ldq + c]) * kk[j * ldk + c];
+                want += t;
+                terms += std::fabs(t);
+              }
+              if (!near(s.data()[r * lds + j], 0.75 * want, 0.75 * terms * static_cast<double>(width))) ++bad_s;
+            }
+            for (size_t j = count; j < lds; ++j) overrun += s.data()[r * lds + j] != kGuardValue;
+            for (size_t c = 0; c < width; ++c) {
+              double want = 0.0, terms = 0.0;
+              for (size_t j = 0; j < count; ++j) {
+                const double t = static_cast<double>(p[r * ldp + j]) * v[j * ldv + c];
+                want += t;
+                terms += std::fabs(t);
+              }
+              const double ar = a[r];
+              if (!near(y.data()[r * ldy + c], ar * want, std::fabs(ar) * terms * static_cast<double>(count))) ++bad_y;
+            }
+            for (size_t c = width; c < ldy; ++c) overrun += y.data()[r * ldy + c] != kGuardValue;
+          }
+          overrun += s.intact() ? 0 : 1;
+          overrun += y.intact() ? 0 : 1;
+        }
+    TA_CHECK(cases > 100);
+    TA_CHECK_MSG(bad_s == 0, "%s/%s: %zu block scores off", k.port, k.simd_target(), bad_s);
+    TA_CHECK_MSG(bad_y == 0, "%s/%s: %zu block weighted sums off", k.port, k.simd_target(), bad_y);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside the block's rows and columns", k.port, k.simd_target(),
+                 overrun);
+  }
+}

@@ -86,8 +86,25 @@ struct Corruption {
   KernelsF32 table;
 };
 
+// Without the block primitives, so the known-answer forwards run the
+// corrupted row kernels too (with them, blocks of rows bypass scores and
+// weighted_sum; the block primitives are corrupted on their own below).
 Corruption corruption(const char* what, const char* expect) {
-  return Corruption{what, expect, scalar()};
+  Corruption c{what, expect, scalar()};
+  c.table.scores_block = nullptr;
+  c.table.weighted_sum_block = nullptr;
+  return c;
+}
+
+void scores_block_dropped_scale(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
+                                size_t dk, float, float* s, size_t lds) {
+  scalar().scores_block(q, ldq, rows, k, ldk, count, dk, 1.0f, s, lds);
+}
+void weighted_sum_block_off(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                            size_t dv, const float* a, float* y, size_t ldy) {
+  float off[tinyattn::kBlockRows];
+  for (size_t r = 0; r < rows; ++r) off[r] = a[r] * (1.0f + 0x1p-12f);
+  scalar().weighted_sum_block(p, ldp, rows, v, ldv, count, dv, off, y, ldy);
 }
 
 // ---- runs --------------------------------------------------------------------
@@ -164,6 +181,16 @@ TA_CASE("selftest: fails on a dropped scale in scores") {
   expect_fail(c);
   TA_CHECK_MSG(check_failed(g_report, "kat_plain"), "the known answers must catch it too: %s",
                failing(g_report).c_str());
+}
+
+TA_CASE("selftest: the known answers catch corrupted block primitives") {
+  TA_CHECK((scalar().scores_block != nullptr && scalar().weighted_sum_block != nullptr));
+  Corruption c{"scores_block without scale", "kat_plain", scalar()};
+  c.table.scores_block = scores_block_dropped_scale;
+  expect_fail(c);
+  Corruption d{"weighted_sum_block scaled by 1 + 2^-12", "kat_gqa", scalar()};
+  d.table.weighted_sum_block = weighted_sum_block_off;
+  expect_fail(d);
 }
 
 TA_CASE("selftest: fails on a row_max that ignores the last element") {

@@ -51,16 +51,23 @@ constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
   return !with_weights && d.m > kKeyTile;
 }
 
-// Scratch for one forward call, in bytes (alignment slack included).
-//  with_weights = true  (default, always enough): one row of M scores.
-//  with_weights = false (for callers that never ask for A): min(M, kKeyTile)
-//                       scores + 2*Dv accumulators, independent of M.
-// It never grows with N or the number of heads.
+// Query rows forward() carries through the softmax together (the port's
+// block primitives, KernelsF32::scores_block): min(N, kBlockRows).
+constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d.n : kBlockRows; }
+
+// Scratch for one forward call, in bytes (alignment slack included), for
+// R = forward_block_rows(dims) query rows at a time:
+//  with_weights = true  (default, always enough): R rows of M scores.
+//  with_weights = false (for callers that never ask for A): R rows of
+//                       min(M, kKeyTile) scores + 2*R*Dv accumulators,
+//                       independent of M.
+// It never grows with N past kBlockRows, nor with the number of heads.
 constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true) {
   return forward_uses_tiles(d, with_weights)
-             ? align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
-                   2 * align_up(d.dv * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign
-             : align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
+             ? forward_block_rows(d) * (align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
+                                        2 * align_up(d.dv * sizeof(float), kWorkspaceAlign)) +
+                   kWorkspaceAlign
+             : forward_block_rows(d) * align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
 }
 
 struct ForwardIo {

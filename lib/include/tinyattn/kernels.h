@@ -23,41 +23,61 @@ enum class Port : unsigned char {
 
 inline constexpr int kPortCount = 5;
 
+// Query rows the optional block primitives below take at once.
+inline constexpr size_t kBlockRows = 4;
+
 struct KernelsF32 {
-  const char* port;  // "scalar", "highway", "xsimd", "mve"
+  const char* port = nullptr;  // "scalar", "highway", "xsimd", "mve"
 
   // The SIMD target this table executes right now ("AVX2", "NEON", "SVE_256",
   // "scalar", ...). Reported so a misconfigured build cannot pass as SIMD.
-  const char* (*simd_target)();
+  const char* (*simd_target)() = nullptr;
 
   // s[j] = scale * dot(q, k + j*ldk) over dk, for j < count.
   void (*scores)(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale,
-                 float* s);
+                 float* s) = nullptr;
 
   // Maximum of x[0..n). Returns NaN if any element is NaN.
-  float (*row_max)(const float* x, size_t n);
+  float (*row_max)(const float* x, size_t n) = nullptr;
 
   // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (lib/exp_poly.h
   // contract: <= kExpMaxUlp ULP on [-87.3, 0], exactly 0 below kExpFlushBelow,
   // NaN in -> NaN out). Returns the sum of the new x[j].
-  float (*exp_shift_sum)(float* x, size_t n, float shift);
+  float (*exp_shift_sum)(float* x, size_t n, float shift) = nullptr;
 
   // y[c] = a * sum_j p[j] * v[j*ldv + c] for c < dv, j < count.
   // Terms with p[j] == 0 contribute nothing, even where v is inf or NaN
   // (0 * inf would be NaN): masked keys never reach the output, whatever the
   // value rows hold (docs/hardening.md, tests/hardening/nonfinite_test.cc).
   void (*weighted_sum)(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a,
-                       float* y);
+                       float* y) = nullptr;
 
   // y[c] += a * x[c] for c < n.
-  void (*axpy)(float a, const float* x, float* y, size_t n);
+  void (*axpy)(float a, const float* x, float* y, size_t n) = nullptr;
 
   // x[c] *= a for c < n.
-  void (*scale)(float* x, size_t n, float a);
+  void (*scale)(float* x, size_t n, float a) = nullptr;
 
   // out[j] = exp(x[j]) for j < n (the same exp as exp_shift_sum; used by the
   // ULP tests and the self-test).
-  void (*exp)(const float* x, float* out, size_t n);
+  void (*exp)(const float* x, float* out, size_t n) = nullptr;
+
+  // Optional block primitives (nullptr: the driver runs every query row
+  // through scores and weighted_sum above). They take 1 <= rows <= kBlockRows
+  // query rows at once, so each key and value element loaded from memory
+  // feeds `rows` multiply-adds instead of one (a register tile).
+
+  // s[r*lds + j] = scale * dot(q + r*ldq, k + j*ldk) over dk, for r < rows,
+  // j < count.
+  void (*scores_block)(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
+                       size_t dk, float scale, float* s, size_t lds) = nullptr;
+
+  // y[r*ldy + c] = a[r] * sum_j p[r*ldp + j] * v[j*ldv + c] for r < rows,
+  // c < dv, j < count. Unlike weighted_sum, zero weights need not be skipped:
+  // the driver calls it only when every value row in the block is finite
+  // (then 0 * v adds nothing), and otherwise uses weighted_sum row by row.
+  void (*weighted_sum_block)(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                             size_t dv, const float* a, float* y, size_t ldy) = nullptr;
 };
 
 // The kernel table of a port, or nullptr if that port is not compiled in.

@@ -4,8 +4,11 @@
 // the uniform weights that a large negative fill value such as -1e9 gives).
 //
 // Structured masks (causal, window, kv_len) give each query row one contiguous
-// key range [lo, hi); the kernels never touch keys outside it. The element
-// masks (keep bytes, keep bits, additive bias) are applied inside that range.
+// key range [lo, hi); no key outside the union of the ranges is ever touched
+// (four consecutive rows go through the kernels together over the union of
+// their ranges, a few keys wider than each; a row's keys outside its own
+// range get weight exactly 0). The element masks (keep bytes, keep bits,
+// additive bias) are applied inside each row's range.
 #pragma once
 
 #include <cstddef>

@@ -348,12 +348,214 @@ void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
   if (j < n) StoreTail(d, ExpPoly(d, LoadTail(d, x + j, n - j)), out + j, n - j);
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Four query rows by two keys: eight accumulators, and per vector of Dk four
+// query loads and two key loads feed eight FMAs (the row kernel: one load
+// per FMA). The horizontal sums run once per (row, key), four at a time.
+void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
+                 size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  if (rows != kBlockRows) {
+    for (size_t r = 0; r < rows; ++r) Scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
+    return;
+  }
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const size_t full = dk - dk % N;
+  const size_t rest = dk - full;
+  const float *q0 = q, *q1 = q + ldq, *q2 = q + 2 * ldq, *q3 = q + 3 * ldq;
+  float *s0 = s, *s1 = s + lds, *s2 = s + 2 * lds, *s3 = s + 3 * lds;
+  size_t j = 0;
+  for (; j + 2 <= count; j += 2) {
+    const float* ka = k + j * ldk;
+    const float* kb = ka + ldk;
+    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);  // key a, rows 0..3
+    V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);  // key b
+    for (size_t c = 0; c < full; c += N) {
+      const V kva = hn::LoadU(d, ka + c), kvb = hn::LoadU(d, kb + c);
+      V qv = hn::LoadU(d, q0 + c);
+      a0 = hn::MulAdd(qv, kva, a0);
+      b0 = hn::MulAdd(qv, kvb, b0);
+      qv = hn::LoadU(d, q1 + c);
+      a1 = hn::MulAdd(qv, kva, a1);
+      b1 = hn::MulAdd(qv, kvb, b1);
+      qv = hn::LoadU(d, q2 + c);
+      a2 = hn::MulAdd(qv, kva, a2);
+      b2 = hn::MulAdd(qv, kvb, b2);
+      qv = hn::LoadU(d, q3 + c);
+      a3 = hn::MulAdd(qv, kva, a3);
+      b3 = hn::MulAdd(qv, kvb, b3);
+    }
+    if (rest) {
+      const V kva = LoadTail(d, ka + full, rest), kvb = LoadTail(d, kb + full, rest);
+      V qv = LoadTail(d, q0 + full, rest);
+      a0 = hn::MulAdd(qv, kva, a0);
+      b0 = hn::MulAdd(qv, kvb, b0);
+      qv = LoadTail(d, q1 + full, rest);
+      a1 = hn::MulAdd(qv, kva, a1);
+      b1 = hn::MulAdd(qv, kvb, b1);
+      qv = LoadTail(d, q2 + full, rest);
+      a2 = hn::MulAdd(qv, kva, a2);
+      b2 = hn::MulAdd(qv, kvb, b2);
+      qv = LoadTail(d, q3 + full, rest);
+      a3 = hn::MulAdd(qv, kva, a3);
+      b3 = hn::MulAdd(qv, kvb, b3);
+    }
+#if TINYATTN_HWY_SUM4
+    const hn::Full128<float> d4;
+    const hn::Half<hn::Full128<float>> d2;
+    const auto sc = hn::Set(d4, scale);
+    const auto r01 = hn::Mul(Sum4(d, a0, b0, a1, b1), sc);  // rows 0, 1: keys a, b
+    const auto r23 = hn::Mul(Sum4(d, a2, b2, a3, b3), sc);
+    hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
+    hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
+    hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
+    hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
+#else
+    s0[j] = scale * ReduceSum(d, a0);
+    s0[j + 1] = scale * ReduceSum(d, b0);
+    s1[j] = scale * ReduceSum(d, a1);
+    s1[j + 1] = scale * ReduceSum(d, b1);
+    s2[j] = scale * ReduceSum(d, a2);
+    s2[j + 1] = scale * ReduceSum(d, b2);
+    s3[j] = scale * ReduceSum(d, a3);
+    s3[j + 1] = scale * ReduceSum(d, b3);
+#endif
+  }
+  if (j < count) {  // the last key: four rows at once
+    const float* ka = k + j * ldk;
+    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (size_t c = 0; c < full; c += N) {
+      const V kva = hn::LoadU(d, ka + c);
+      a0 = hn::MulAdd(hn::LoadU(d, q0 + c), kva, a0);
+      a1 = hn::MulAdd(hn::LoadU(d, q1 + c), kva, a1);
+      a2 = hn::MulAdd(hn::LoadU(d, q2 + c), kva, a2);
+      a3 = hn::MulAdd(hn::LoadU(d, q3 + c), kva, a3);
+    }
+    if (rest) {
+      const V kva = LoadTail(d, ka + full, rest);
+      a0 = hn::MulAdd(LoadTail(d, q0 + full, rest), kva, a0);
+      a1 = hn::MulAdd(LoadTail(d, q1 + full, rest), kva, a1);
+      a2 = hn::MulAdd(LoadTail(d, q2 + full, rest), kva, a2);
+      a3 = hn::MulAdd(LoadTail(d, q3 + full, rest), kva, a3);
+    }
+#if TINYATTN_HWY_SUM4
+    const hn::Full128<float> d4;
+    HWY_ALIGN float sums[4];
+    hn::Store(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, sums);
+    s0[j] = sums[0];
+    s1[j] = sums[1];
+    s2[j] = sums[2];
+    s3[j] = sums[3];
+#else
+    s0[j] = scale * ReduceSum(d, a0);
+    s1[j] = scale * ReduceSum(d, a1);
+    s2[j] = scale * ReduceSum(d, a2);
+    s3[j] = scale * ReduceSum(d, a3);
+#endif
+  }
+}
+
+// Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
+// loads and four weight broadcasts feed 4*kCols FMAs (3: twelve independent
+// chains, enough to cover the FMA latency on two pipes). `rest` < N: the one
+// vector is a partial one of that many lanes.
+template <int kCols>
+HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
+                                size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy, size_t rest) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
+  V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // column vector 0, rows 0..3
+  V z0 = hn::Zero(d), z1 = hn::Zero(d), z2 = hn::Zero(d), z3 = hn::Zero(d);  // column vector 1
+  V x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // column vector 2
+  const float* vj = v;
+  for (size_t j = 0; j < count; ++j, vj += ldv) {
+    // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
+    const V va = rest ? LoadTail(d, vj, rest) : hn::LoadU(d, vj);
+    if (kCols == 1) {
+      y0 = hn::MulAdd(hn::Set(d, p0[j]), va, y0);
+      y1 = hn::MulAdd(hn::Set(d, p1[j]), va, y1);
+      y2 = hn::MulAdd(hn::Set(d, p2[j]), va, y2);
+      y3 = hn::MulAdd(hn::Set(d, p3[j]), va, y3);
+    } else {
+      const V vb = hn::LoadU(d, vj + N);
+      const V vc = kCols == 3 ? hn::LoadU(d, vj + 2 * N) : vb;
+      V w = hn::Set(d, p0[j]);
+      y0 = hn::MulAdd(w, va, y0);
+      z0 = hn::MulAdd(w, vb, z0);
+      if (kCols == 3) x0 = hn::MulAdd(w, vc, x0);
+      w = hn::Set(d, p1[j]);
+      y1 = hn::MulAdd(w, va, y1);
+      z1 = hn::MulAdd(w, vb, z1);
+      if (kCols == 3) x1 = hn::MulAdd(w, vc, x1);
+      w = hn::Set(d, p2[j]);
+      y2 = hn::MulAdd(w, va, y2);
+      z2 = hn::MulAdd(w, vb, z2);
+      if (kCols == 3) x2 = hn::MulAdd(w, vc, x2);
+      w = hn::Set(d, p3[j]);
+      y3 = hn::MulAdd(w, va, y3);
+      z3 = hn::MulAdd(w, vb, z3);
+      if (kCols == 3) x3 = hn::MulAdd(w, vc, x3);
+    }
+  }
+  const V a0 = hn::Set(d, a[0]), a1 = hn::Set(d, a[1]), a2 = hn::Set(d, a[2]), a3 = hn::Set(d, a[3]);
+  if (rest) {
+    StoreTail(d, hn::Mul(y0, a0), y, rest);
+    StoreTail(d, hn::Mul(y1, a1), y + ldy, rest);
+    StoreTail(d, hn::Mul(y2, a2), y + 2 * ldy, rest);
+    StoreTail(d, hn::Mul(y3, a3), y + 3 * ldy, rest);
+    return;
+  }
+  hn::StoreU(hn::Mul(y0, a0), d, y);
+  hn::StoreU(hn::Mul(y1, a1), d, y + ldy);
+  hn::StoreU(hn::Mul(y2, a2), d, y + 2 * ldy);
+  hn::StoreU(hn::Mul(y3, a3), d, y + 3 * ldy);
+  if (kCols >= 2) {
+    hn::StoreU(hn::Mul(z0, a0), d, y + N);
+    hn::StoreU(hn::Mul(z1, a1), d, y + ldy + N);
+    hn::StoreU(hn::Mul(z2, a2), d, y + 2 * ldy + N);
+    hn::StoreU(hn::Mul(z3, a3), d, y + 3 * ldy + N);
+  }
+  if (kCols == 3) {
+    hn::StoreU(hn::Mul(x0, a0), d, y + 2 * N);
+    hn::StoreU(hn::Mul(x1, a1), d, y + ldy + 2 * N);
+    hn::StoreU(hn::Mul(x2, a2), d, y + 2 * ldy + 2 * N);
+    hn::StoreU(hn::Mul(x3, a3), d, y + 3 * ldy + 2 * N);
+  }
+}
+
+void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,
+                      size_t count, size_t dv, const float* a, float* HWY_RESTRICT y, size_t ldy) {
+  if (rows != kBlockRows) {
+    for (size_t r = 0; r < rows; ++r) WeightedSum(p + r * ldp, v, ldv, count, dv, a[r], y + r * ldy);
+    return;
+  }
+  const D d;
+  const size_t N = hn::Lanes(d);
+  size_t c = 0;
+  // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
+  for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
+    WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+  for (; c + 2 * N <= dv; c += 2 * N) WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+  if (c + N <= dv) {
+    WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    c += N;
+  }
+  if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 #undef TINYATTN_HWY_MASKED_MEM
 #undef TINYATTN_HWY_SUM4
 
 const KernelsF32* Table() {
+#if HWY_TARGET != HWY_SCALAR
+  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax,      ExpShiftSum,     WeightedSum,
+                                     Axpy,      Scale,      Exp,    ScoresBlock, WeightedSumBlock};
+#else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};
+#endif
   return &kTable;
 }
 

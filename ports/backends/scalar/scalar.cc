@@ -74,8 +74,63 @@ void exp_array(const float* x, float* out, size_t n) {
   for (size_t j = 0; j < n; ++j) out[j] = exp_poly(x[j]);
 }
 
-constexpr KernelsF32 kKernels{"scalar", simd_target, scores, row_max, exp_shift_sum,
-                              weighted_sum, axpy,     scale,  exp_array};
+// Blocks: each key or value element is loaded once for all the block's rows
+// (four rows' sums stay in registers), instead of once per row.
+void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
+                  float scale, float* s, size_t lds) {
+  if (rows != kBlockRows) {
+    for (size_t r = 0; r < rows; ++r) scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
+    return;
+  }
+  const float *q0 = q, *q1 = q + ldq, *q2 = q + 2 * ldq, *q3 = q + 3 * ldq;
+  for (size_t j = 0; j < count; ++j) {
+    const float* kj = k + j * ldk;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    for (size_t c = 0; c < dk; ++c) {
+      const float kc = kj[c];
+      a0 += q0[c] * kc;
+      a1 += q1[c] * kc;
+      a2 += q2[c] * kc;
+      a3 += q3[c] * kc;
+    }
+    s[j] = scale * a0;
+    s[lds + j] = scale * a1;
+    s[2 * lds + j] = scale * a2;
+    s[3 * lds + j] = scale * a3;
+  }
+}
+
+void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
+                        const float* a, float* y, size_t ldy) {
+  if (rows != kBlockRows) {  // row by row, inline: no nested kernel frame on the stack
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < dv; ++c) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < count; ++j) acc += p[r * ldp + j] * v[j * ldv + c];
+        y[r * ldy + c] = a[r] * acc;
+      }
+    return;
+  }
+  const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
+  for (size_t c = 0; c < dv; ++c) {
+    float y0 = 0.0f, y1 = 0.0f, y2 = 0.0f, y3 = 0.0f;
+    const float* vc = v + c;
+    for (size_t j = 0; j < count; ++j, vc += ldv) {
+      const float x = *vc;  // finite (KernelsF32::weighted_sum_block): zero weights add nothing
+      y0 += p0[j] * x;
+      y1 += p1[j] * x;
+      y2 += p2[j] * x;
+      y3 += p3[j] * x;
+    }
+    y[c] = a[0] * y0;
+    y[ldy + c] = a[1] * y1;
+    y[2 * ldy + c] = a[2] * y2;
+    y[3 * ldy + c] = a[3] * y3;
+  }
+}
+
+constexpr KernelsF32 kKernels{"scalar",     simd_target, scores, row_max,      exp_shift_sum,      weighted_sum,
+                              axpy,         scale,       exp_array, scores_block, weighted_sum_block};
 
 }  // namespace
 

@@ -251,6 +251,111 @@ struct Kernels {
     if (c < n) store_tail(load_tail(x + c, n - c, 0.0f) * av, x + c, n - c);
   }
 
+  // Four query rows by two keys: eight accumulators; per vector of Dk, four
+  // query loads and two key loads feed eight FMAs. haddp reduces them N at a
+  // time, lane r*2 + key holding row r's score of that key.
+  static void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
+                           size_t dk, float scale, float* s, size_t lds) {
+    static_assert(8 % N == 0, "the 4x2 tile reduces in groups of N accumulators");
+    if (rows != kBlockRows) {
+      for (size_t r = 0; r < rows; ++r) scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
+      return;
+    }
+    const size_t full = dk - dk % N, rest = dk - full;
+    const B sc(scale);
+    size_t j = 0;
+    for (; j + 2 <= count; j += 2) {
+      const float* ka = k + j * ldk;
+      const float* kb = ka + ldk;
+      B acc[8];  // acc[2*r + key]
+      for (B& x : acc) x = B(0.0f);
+      for (size_t c = 0; c < full; c += N) {
+        const B kva = B::load_unaligned(ka + c), kvb = B::load_unaligned(kb + c);
+        for (size_t r = 0; r < 4; ++r) {
+          const B qv = B::load_unaligned(q + r * ldq + c);
+          acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
+          acc[2 * r + 1] = xsimd::fma(qv, kvb, acc[2 * r + 1]);
+        }
+      }
+      if (rest) {
+        const B kva = load_tail(ka + full, rest, 0.0f), kvb = load_tail(kb + full, rest, 0.0f);
+        for (size_t r = 0; r < 4; ++r) {
+          const B qv = load_tail(q + r * ldq + full, rest, 0.0f);
+          acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
+          acc[2 * r + 1] = xsimd::fma(qv, kvb, acc[2 * r + 1]);
+        }
+      }
+      alignas(A::alignment()) float sums[8];
+      for (size_t g = 0; g < 8; g += N) (xsimd::haddp(acc + g) * sc).store_aligned(sums + g);
+      for (size_t r = 0; r < 4; ++r) {
+        s[r * lds + j] = sums[2 * r];
+        s[r * lds + j + 1] = sums[2 * r + 1];
+      }
+    }
+    if (j < count) {  // the last key: four rows at once
+      const float* ka = k + j * ldk;
+      B acc[4];
+      for (B& x : acc) x = B(0.0f);
+      for (size_t c = 0; c < full; c += N) {
+        const B kva = B::load_unaligned(ka + c);
+        for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(B::load_unaligned(q + r * ldq + c), kva, acc[r]);
+      }
+      if (rest) {
+        const B kva = load_tail(ka + full, rest, 0.0f);
+        for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(load_tail(q + r * ldq + full, rest, 0.0f), kva, acc[r]);
+      }
+      for (size_t r = 0; r < 4; ++r) s[r * lds + j] = scale * xsimd::hadd(acc[r]);
+    }
+  }
+
+  // Four rows by kCols (1 to 3) vectors of columns: per key, kCols value
+  // loads and four weight broadcasts feed 4*kCols FMAs (3: twelve
+  // independent chains). rest > 0 (kCols 1 only): one partial vector of
+  // that many lanes.
+  template <size_t kCols>
+  static void weighted_sum_tile(const float* p, size_t ldp, const float* v, size_t ldv, size_t count, const float* a,
+                                float* y, size_t ldy, size_t rest) {
+    B acc[4 * kCols];  // acc[kCols*r + col]
+    for (B& x : acc) x = B(0.0f);
+    const float* vj = v;
+    for (size_t j = 0; j < count; ++j, vj += ldv) {
+      // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
+      B vv[kCols];
+      vv[0] = rest ? load_tail(vj, rest, 0.0f) : B::load_unaligned(vj);
+      for (size_t c = 1; c < kCols; ++c) vv[c] = B::load_unaligned(vj + c * N);
+      for (size_t r = 0; r < 4; ++r) {
+        const B w(p[r * ldp + j]);
+        for (size_t c = 0; c < kCols; ++c) acc[kCols * r + c] = xsimd::fma(w, vv[c], acc[kCols * r + c]);
+      }
+    }
+    for (size_t r = 0; r < 4; ++r) {
+      const B ar(a[r]);
+      if (rest) {
+        store_tail(acc[kCols * r] * ar, y + r * ldy, rest);
+        continue;
+      }
+      for (size_t c = 0; c < kCols; ++c) (acc[kCols * r + c] * ar).store_unaligned(y + r * ldy + c * N);
+    }
+  }
+
+  static void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                                 size_t dv, const float* a, float* y, size_t ldy) {
+    if (rows != kBlockRows) {
+      for (size_t r = 0; r < rows; ++r) weighted_sum(p + r * ldp, v, ldv, count, dv, a[r], y + r * ldy);
+      return;
+    }
+    size_t c = 0;
+    // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
+    for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
+      weighted_sum_tile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    for (; c + 2 * N <= dv; c += 2 * N) weighted_sum_tile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    if (c + N <= dv) {
+      weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+      c += N;
+    }
+    if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
+  }
+
   static void exp(const float* x, float* out, size_t n) {
     size_t j = 0;
     for (; j + N <= n; j += N) exp_poly(B::load_unaligned(x + j)).store_unaligned(out + j);
@@ -262,8 +367,10 @@ struct Kernels {
 template <class A, const char* (*Label)()>
 const KernelsF32* make_table() {
   using K = Kernels<A>;
-  static constexpr KernelsF32 kTable{"xsimd",          Label,   K::scores, K::row_max, K::exp_shift_sum,
-                                     K::weighted_sum, K::axpy, K::scale,  K::exp};
+  static constexpr KernelsF32 kTable{"xsimd",         Label,          K::scores,
+                                     K::row_max,      K::exp_shift_sum, K::weighted_sum,
+                                     K::axpy,         K::scale,         K::exp,
+                                     K::scores_block, K::weighted_sum_block};
   return &kTable;
 }
 
