@@ -198,8 +198,147 @@ void exp_array(const float* x, float* out, size_t n) {
   }
 }
 
-constexpr KernelsF32 kKernels{"mve", simd_target, scores, row_max, exp_shift_sum,
-                              weighted_sum, axpy, scale, exp_array};
+// ---- Blocks of up to kBlockRows query rows ----
+//
+// Helium multiplies a vector by a scalar register (VFMA Qd, Qn, Rm) but has
+// no by-lane form, so a register tile puts what the rows share in the vector
+// and each row's own number in a scalar: four accumulators (one per row) of
+// four lanes, and at most three more vectors live (of eight). Rows beyond
+// `rows` repeat row 0 and are not stored, so one code path serves every row
+// count.
+
+// x = p[0], y = p[1], p += 2, in one LDRD: GCC 12 emits two LDRs and an add
+// for the same C++, which makes these loops a third longer.
+// The "m" operand tells the compiler which memory the instruction reads.
+inline void load_pair(const float*& p, float& x, float& y) {
+  asm("ldrd %0, %1, [%2], #8" : "=r"(x), "=r"(y), "+r"(p) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
+}
+
+// Row r of a tile to out + r*ld, for r < rows: all four lanes, or (kPartial)
+// the lanes of `lanes`.
+template <bool kPartial>
+inline void store_row(float* out, float32x4_t y, mve_pred16_t lanes) {
+  if (kPartial) vst1q_p_f32(out, y, lanes);
+  else vst1q_f32(out, y);
+}
+
+template <bool kPartial>
+inline void store_rows(float* out, size_t ld, size_t rows, mve_pred16_t lanes, float32x4_t y0, float32x4_t y1,
+                       float32x4_t y2, float32x4_t y3) {
+  store_row<kPartial>(out, y0, lanes);
+  if (rows > 1) store_row<kPartial>(out + ld, y1, lanes);
+  if (rows > 2) store_row<kPartial>(out + 2 * ld, y2, lanes);
+  if (rows > 3) store_row<kPartial>(out + 3 * ld, y3, lanes);
+}
+
+// Columns c and c+1 (bytes kOffset and kOffset + 4 past the addresses) of
+// score_keys' four rows: one LDRD per row.
+template <bool kPartial, int kOffset>
+inline void two_columns(uint32x4_t addr, mve_pred16_t lanes, const float*& q0, const float*& q1, const float*& q2,
+                        const float*& q3, float32x4_t& a0, float32x4_t& a1, float32x4_t& a2, float32x4_t& a3) {
+  const float32x4_t k0 =
+      kPartial ? vldrwq_gather_base_z_f32(addr, kOffset, lanes) : vldrwq_gather_base_f32(addr, kOffset);
+  const float32x4_t k1 =
+      kPartial ? vldrwq_gather_base_z_f32(addr, kOffset + 4, lanes) : vldrwq_gather_base_f32(addr, kOffset + 4);
+  float x0, y0, x1, y1, x2, y2, x3, y3;
+  load_pair(q0, x0, y0);
+  load_pair(q1, x1, y1);
+  load_pair(q2, x2, y2);
+  load_pair(q3, x3, y3);
+  a0 = vfmaq_n_f32(vfmaq_n_f32(a0, k0, x0), k1, y0);
+  a1 = vfmaq_n_f32(vfmaq_n_f32(a1, k0, x1), k1, y1);
+  a2 = vfmaq_n_f32(vfmaq_n_f32(a2, k0, x2), k1, y2);
+  a3 = vfmaq_n_f32(vfmaq_n_f32(a3, k0, x3), k1, y3);
+}
+
+// Four keys of scores_block: lane i of row r's accumulator is the dot product
+// with key j+i. K is read by column (element c of key j+i in lane i) with
+// gathers from a vector of addresses, so each sum builds up in its own lane
+// and needs no reduction across lanes. The gathers take immediate offsets
+// (four columns, then one vector add moves the addresses on; GCC 12 rejects
+// the write-back gather intrinsics). kPartial: fewer than four keys; the
+// gathers of the missing lanes are predicated off, so no key outside
+// [0, count) is read.
+template <bool kPartial>
+inline void score_keys(const float* const* q, size_t rows, const float* kj, size_t ldk, size_t keys, size_t dk,
+                       float scale, float* s, size_t lds) {
+  const mve_pred16_t lanes = vctp32q(static_cast<uint32_t>(keys));
+  const uint32_t base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kj));
+  uint32x4_t addr = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<uint32_t>(ldk * sizeof(float))), base);
+  const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  size_t c = dk;
+  for (; c >= 4; c -= 4) {
+    two_columns<kPartial, 0>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    two_columns<kPartial, 8>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    addr = vaddq_n_u32(addr, 4 * sizeof(float));
+  }
+  for (; c > 0; --c, ++q0, ++q1, ++q2, ++q3) {
+    const float32x4_t k0 = kPartial ? vldrwq_gather_base_z_f32(addr, 0, lanes) : vldrwq_gather_base_f32(addr, 0);
+    a0 = vfmaq_n_f32(a0, k0, *q0);
+    a1 = vfmaq_n_f32(a1, k0, *q1);
+    a2 = vfmaq_n_f32(a2, k0, *q2);
+    a3 = vfmaq_n_f32(a3, k0, *q3);
+    addr = vaddq_n_u32(addr, sizeof(float));
+  }
+  store_rows<kPartial>(s, lds, rows, lanes, vmulq_n_f32(a0, scale), vmulq_n_f32(a1, scale), vmulq_n_f32(a2, scale),
+                       vmulq_n_f32(a3, scale));
+}
+
+void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
+                  float scale, float* s, size_t lds) {
+  const float* qr[kBlockRows] = {q, rows > 1 ? q + ldq : q, rows > 2 ? q + 2 * ldq : q, rows > 3 ? q + 3 * ldq : q};
+  size_t j = 0;
+  for (; j + kLanes <= count; j += kLanes) score_keys<false>(qr, rows, k + j * ldk, ldk, kLanes, dk, scale, s + j, lds);
+  if (j < count) score_keys<true>(qr, rows, k + j * ldk, ldk, count - j, dk, scale, s + j, lds);
+}
+
+// Four columns of weighted_sum_block: value row j (one vector) times each
+// row's weight p[r][j] (a scalar). Zero weights are not skipped: the driver
+// calls the block form only for finite value rows (KernelsF32). kPartial:
+// fewer than four columns; zeroing loads and predicated stores keep to them.
+template <bool kPartial>
+inline void weigh_columns(const float* const* p, size_t rows, const float* vc, size_t ldv, size_t count, size_t cols,
+                          const float* a, float* y, size_t ldy) {
+  const mve_pred16_t lanes = vctp32q(static_cast<uint32_t>(cols));
+  const float *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3];
+  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  size_t j = count;
+  for (; j >= 2; j -= 2, vc += 2 * ldv) {  // two keys: one LDRD per row
+    const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    const float32x4_t x1 = kPartial ? vld1q_z_f32(vc + ldv, lanes) : vld1q_f32(vc + ldv);
+    float w0, u0, w1, u1, w2, u2, w3, u3;
+    load_pair(p0, w0, u0);
+    load_pair(p1, w1, u1);
+    load_pair(p2, w2, u2);
+    load_pair(p3, w3, u3);
+    a0 = vfmaq_n_f32(vfmaq_n_f32(a0, x0, w0), x1, u0);
+    a1 = vfmaq_n_f32(vfmaq_n_f32(a1, x0, w1), x1, u1);
+    a2 = vfmaq_n_f32(vfmaq_n_f32(a2, x0, w2), x1, u2);
+    a3 = vfmaq_n_f32(vfmaq_n_f32(a3, x0, w3), x1, u3);
+  }
+  if (j) {
+    const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    a0 = vfmaq_n_f32(a0, x0, *p0);
+    a1 = vfmaq_n_f32(a1, x0, *p1);
+    a2 = vfmaq_n_f32(a2, x0, *p2);
+    a3 = vfmaq_n_f32(a3, x0, *p3);
+  }
+  // Rows beyond `rows` are not stored, so their a[r] is never read.
+  store_rows<kPartial>(y, ldy, rows, lanes, vmulq_n_f32(a0, a[0]), vmulq_n_f32(a1, rows > 1 ? a[1] : 0.0f),
+                       vmulq_n_f32(a2, rows > 2 ? a[2] : 0.0f), vmulq_n_f32(a3, rows > 3 ? a[3] : 0.0f));
+}
+
+void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
+                        const float* a, float* y, size_t ldy) {
+  const float* pr[kBlockRows] = {p, rows > 1 ? p + ldp : p, rows > 2 ? p + 2 * ldp : p, rows > 3 ? p + 3 * ldp : p};
+  size_t c = 0;
+  for (; c + kLanes <= dv; c += kLanes) weigh_columns<false>(pr, rows, v + c, ldv, count, kLanes, a, y + c, ldy);
+  if (c < dv) weigh_columns<true>(pr, rows, v + c, ldv, count, dv - c, a, y + c, ldy);
+}
+
+constexpr KernelsF32 kKernels{"mve", simd_target, scores,    row_max,      exp_shift_sum,     weighted_sum,
+                              axpy,  scale,       exp_array, scores_block, weighted_sum_block};
 
 }  // namespace
 
