@@ -269,8 +269,6 @@ int cmd_run(int argc, char** argv) {
   if (is_i8 && r.qparams.empty())
     return usage_error("--dtype i8 needs --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z]");
   if (!is_i8 && !r.qparams.empty()) return usage_error("--qparams applies to --dtype i8 only");
-  if (is_i8 && r.port != "default")
-    return usage_error("--port does not apply to --dtype i8 (one portable integer implementation)");
 
   tinyattn::Options opt;
   if (!parse_port(r.port, &opt.port)) return usage_error("--port: unknown port '" + r.port + "'");
@@ -437,7 +435,7 @@ int cmd_run(int argc, char** argv) {
     io.weights = want_weights ? weights_q15.data() : nullptr;
     io.bias = bias_i8.empty() ? nullptr : bias_i8.data();
     s = tinyattn::forward_i8(d, io, tinyattn::Int8Plan{plans.data(), plans.size()},
-                             tinyattn::Workspace{ws.data(), ws.size()}, mask);
+                             tinyattn::Workspace{ws.data(), ws.size()}, mask, opt.port);
   } else {
     y.resize(d.y_elems());
     weights.resize(want_weights ? d.weight_elems() : 0);
