@@ -138,6 +138,46 @@ HWY_INLINE hn::Vec<hn::Full128<float>> Sum4(D d, V a0, V a1, V a2, V a3) {
 #define TINYATTN_HWY_SUM4 0
 #endif
 
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#define TINYATTN_HWY_SUM8 1
+using D8 = hn::Full256<float>;
+
+// Adds the halves of a vector down to its lowest 256 bits (AVX-512: once).
+template <class DV>
+HWY_INLINE hn::Vec<D8> Fold256(DV dv, hn::Vec<DV> v) {
+  if constexpr (hn::MaxLanes(DV()) <= 8) {
+    (void)dv;
+    return v;
+  } else {
+    const hn::Half<DV> dh;
+    return Fold256(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  }
+}
+
+// Per 128-bit block: (a0, a1, a2, a3)'s sums over that block's four lanes.
+HWY_INLINE hn::Vec<D8> BlockSum4(hn::Vec<D8> a0, hn::Vec<D8> a1, hn::Vec<D8> a2, hn::Vec<D8> a3) {
+  const D8 d8;
+  const hn::Repartition<double, D8> dd;
+  // u01 = per block (a0[0]+a0[2], a1[0]+a1[2], a0[1]+a0[3], a1[1]+a1[3]).
+  const auto u01 = hn::BitCast(dd, hn::Add(hn::InterleaveLower(d8, a0, a1), hn::InterleaveUpper(d8, a0, a1)));
+  const auto u23 = hn::BitCast(dd, hn::Add(hn::InterleaveLower(d8, a2, a3), hn::InterleaveUpper(d8, a2, a3)));
+  return hn::Add(hn::BitCast(d8, hn::InterleaveLower(dd, u01, u23)),
+                 hn::BitCast(d8, hn::InterleaveUpper(dd, u01, u23)));
+}
+
+// The eight horizontal sums of a0..a7 in one 8-lane vector: one transpose-add
+// tree over all eight (in-block unpacks, one cross-block step at the end)
+// rather than two Sum4, which fold every accumulator to 128 bits on its own.
+HWY_INLINE hn::Vec<D8> Sum8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7) {
+  const D8 d8;
+  const auto w0 = BlockSum4(Fold256(d, a0), Fold256(d, a1), Fold256(d, a2), Fold256(d, a3));
+  const auto w1 = BlockSum4(Fold256(d, a4), Fold256(d, a5), Fold256(d, a6), Fold256(d, a7));
+  return hn::Add(hn::ConcatLowerLower(d8, w1, w0), hn::ConcatUpperUpper(d8, w1, w0));
+}
+#else
+#define TINYATTN_HWY_SUM8 0
+#endif
+
 const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
 
 // Four keys at a time, one accumulator each: four independent FMA chains and
@@ -400,7 +440,18 @@ void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const flo
       a3 = hn::MulAdd(qv, kva, a3);
       b3 = hn::MulAdd(qv, kvb, b3);
     }
-#if TINYATTN_HWY_SUM4
+#if TINYATTN_HWY_SUM8
+    const D8 d8;
+    const hn::Full128<float> d4;
+    const hn::Half<hn::Full128<float>> d2;
+    // Lanes 2r, 2r + 1: row r's scores of keys a, b.
+    const auto sum = hn::Mul(Sum8(d, a0, b0, a1, b1, a2, b2, a3, b3), hn::Set(d8, scale));
+    const auto r01 = hn::LowerHalf(d4, sum), r23 = hn::UpperHalf(d4, sum);
+    hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
+    hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
+    hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
+    hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
+#elif TINYATTN_HWY_SUM4
     const hn::Full128<float> d4;
     const hn::Half<hn::Full128<float>> d2;
     const auto sc = hn::Set(d4, scale);
@@ -547,6 +598,7 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
 
 #undef TINYATTN_HWY_MASKED_MEM
 #undef TINYATTN_HWY_SUM4
+#undef TINYATTN_HWY_SUM8
 
 const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
