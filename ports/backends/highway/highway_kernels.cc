@@ -399,9 +399,10 @@ void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// Four query rows by two keys: eight accumulators, and per vector of Dk four
-// query loads and two key loads feed eight FMAs (the row kernel: one load
-// per FMA). The horizontal sums run once per (row, key), four at a time.
+// Four query rows by two keys (AVX2/AVX-512: three, below): eight
+// accumulators, and per vector of Dk four query loads and two key loads feed
+// eight FMAs (the row kernel: one load per FMA). The horizontal sums run once
+// per (row, key), four or eight at a time.
 void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
                  size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
   if (rows != kBlockRows) {

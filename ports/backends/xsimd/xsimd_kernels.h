@@ -297,9 +297,10 @@ struct Kernels {
       for (size_t t = 0; t < 3; ++t) s[r * lds + t] = sums[3 * r + t];
   }
 
-  // Four query rows by two keys: eight accumulators; per vector of Dk, four
-  // query loads and two key loads feed eight FMAs. haddp reduces them N at a
-  // time, lane r*2 + key holding row r's score of that key.
+  // Four query rows by two keys (three for long Dk: scores_tile3): eight
+  // accumulators; per vector of Dk, four query loads and two key loads feed
+  // eight FMAs. haddp reduces them N at a time, lane r*2 + key holding row
+  // r's score of that key.
   static void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
                            size_t dk, float scale, float* s, size_t lds) {
     static_assert(8 % N == 0, "the 4x2 tile reduces in groups of N accumulators");
