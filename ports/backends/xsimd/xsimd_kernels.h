@@ -311,10 +311,11 @@ struct Kernels {
     const size_t full = dk - dk % N, rest = dk - full;
     const B sc(scale);
     size_t j = 0;
-    // Three keys at a time once Dk spans 16 vectors; below, the longer
-    // reduction of twelve sums costs more than the extra chains save (AVX2:
-    // 75 vs 66 GFLOP/s at Dk 128, 65 vs 67 at Dk 64).
-    if (dk >= 16 * N)
+    // Three keys at a time once Dk spans 8 vectors; below, the longer
+    // reduction of twelve sums (on 8 lanes a half-empty second haddp) costs
+    // more than the extra chains save. Forward on AVX2: 59 vs 55 GFLOP/s at
+    // (128,128,64), 62 vs 60 at (512,512,128); 3-4% slower at Dk 16 and 32.
+    if (dk >= 8 * N)
       for (; j + 3 <= count; j += 3) scores_tile3(q, ldq, k + j * ldk, ldk, dk, scale, s + j, lds);
     for (; j + 2 <= count; j += 2) {
       const float* ka = k + j * ldk;
