@@ -180,7 +180,9 @@ TA_CASE("kernels: exp writes exactly n values") {
 // outside the given rows and columns (the gaps between strided rows included).
 TA_CASE("kernels: scores_block and weighted_sum_block match double sums for every row count") {
   Ports pl;
-  const size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100};
+  // 128 and 131: long dot products (16 vectors of 8 lanes and past it) with
+  // and without a partial vector, where every port takes its widest tile.
+  const size_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 128, 131};
   for (size_t pi = 0; pi < pl.n; ++pi) {
     const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
     TA_CHECK_MSG((k.scores_block == nullptr) == (k.weighted_sum_block == nullptr),
