@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds one bench program for a QEMU Cortex-M board, straight with
 # arm-none-eabi-g++ (the bench links its own small start-up, not the test
-# harness). Sourced by count.sh and size.sh.
+# harness), and runs one under QEMU's instruction-counting plugin. Sourced by
+# count.sh, count_i8.sh, count_f16.sh and size.sh.
 #   board_build BOARD OPT OUT_ELF PROGRAM.cc [extra compiler flags...]
 #   BOARD: m4 (mps2-an386, Cortex-M4F, scalar) | m55 (mps3-an547, Cortex-M55, scalar + mve)
 board_build() {
@@ -26,4 +27,20 @@ board_build() {
     $srcs "$prog" "$out.startup.o" \
     --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \
     -L"$ROOT/bench/board" -T"$ROOT/bench/board/$board.ld" -lm -o "$out"
+}
+
+# board_count TAG ELF MACHINE ARGS... -> instructions executed by the whole run
+# (needs $OUT/libinsncount.so, bench/qemu/insncount.c; TAG names the log files).
+board_count() {
+  tag=$1 elf=$2 machine=$3
+  shift 3
+  timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native \
+    -plugin "$OUT/libinsncount.so,outfile=$OUT/count_$tag.txt" \
+    -kernel "$elf" -append "$*" >"$OUT/run_$tag.log" 2>&1 || {
+    echo "run failed: $elf $*" >&2
+    cat "$OUT/run_$tag.log" >&2
+    exit 1
+  }
+  sed -n 's/^insns: //p' "$OUT/count_$tag.txt"
 }

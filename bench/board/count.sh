@@ -20,19 +20,7 @@ board_build m55 -O2 "$OUT/forward_insns_m55.elf" "$ROOT/bench/board/forward_insn
 board_build m55 "-O2 -fno-tree-vectorize" "$OUT/forward_insns_m55novec.elf" "$ROOT/bench/board/forward_insns.cc"
 
 # count ELF MACHINE ARGS... -> instructions executed by the whole run
-count() {
-  elf=$1 machine=$2
-  shift 2
-  timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native \
-    -plugin "$OUT/libinsncount.so,outfile=$OUT/count.txt" \
-    -kernel "$elf" -append "$*" >"$OUT/run.log" 2>&1 || {
-    echo "run failed: $elf $*" >&2
-    cat "$OUT/run.log" >&2
-    exit 1
-  }
-  sed -n 's/^insns: //p' "$OUT/count.txt"
-}
+count() { board_count f32 "$@"; }
 
 # cost BOARD PORT SHAPE -> instructions of the forward call alone
 cost() {

@@ -16,17 +16,7 @@ gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/ben
 board_build m55 -O2 "$OUT/forward_f16_insns_m55.elf" "$ROOT/bench/board/forward_f16_insns.cc" -mfp16-format=ieee
 
 # count ARGS... -> instructions executed by the whole run
-count() {
-  timeout -k 5 120 qemu-system-arm -M mps3-an547 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native \
-    -plugin "$OUT/libinsncount.so,outfile=$OUT/count_f16.txt" \
-    -kernel "$OUT/forward_f16_insns_m55.elf" -append "$*" >"$OUT/run_f16.log" 2>&1 || {
-    echo "run failed: $*" >&2
-    cat "$OUT/run_f16.log" >&2
-    exit 1
-  }
-  sed -n 's/^insns: //p' "$OUT/count_f16.txt"
-}
+count() { board_count f16 "$OUT/forward_f16_insns_m55.elf" mps3-an547 "$@"; }
 
 # cost COMPUTE PORT -> instructions of the forward call alone
 cost() { echo $(($(count "$1" "$2" 1) - $(count "$1" "$2" 0))); }
