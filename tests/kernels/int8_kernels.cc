@@ -18,7 +18,6 @@ using namespace tatest;
 namespace {
 
 constexpr size_t kMaxLen = 70;
-constexpr size_t kGuard = 16;
 constexpr int32_t kGuardValue = -777777;
 
 struct Ports {
@@ -27,23 +26,7 @@ struct Ports {
   Ports() : n(ports_under_test(ports, 4)) {}
 };
 
-// An int32 buffer with guard words on both sides.
-struct Guarded {
-  int32_t* base;
-  size_t n;
-  int32_t* data() { return base + kGuard; }
-  static Guarded make(size_t n) {
-    Guarded g{alloc<int32_t>(n + 2 * kGuard), n};
-    if (g.base)
-      for (size_t i = 0; i < n + 2 * kGuard; ++i) g.base[i] = kGuardValue;
-    return g;
-  }
-  bool intact() const {
-    for (size_t i = 0; i < kGuard; ++i)
-      if (base[i] != kGuardValue || base[kGuard + n + i] != kGuardValue) return false;
-    return true;
-  }
-};
+Guarded<int32_t> guarded(size_t n) { return Guarded<int32_t>::make(n, kGuardValue); }
 
 int8_t random_i8(Rng& rng) { return static_cast<int8_t>(static_cast<int32_t>(rng.next_u64() & 0xff) - 128); }
 int32_t random_zero(Rng& rng) { return static_cast<int32_t>(rng.next_u64() % 256) - 128; }
@@ -91,7 +74,7 @@ TA_CASE("int8 kernels: scores are exact dot products, and the largest is returne
           const size_t ldk = dk + 5;  // rows apart, as for a key matrix slice
           int8_t* q = alloc<int8_t>(dk);
           int8_t* kk = alloc<int8_t>(count * ldk);
-          Guarded s = Guarded::make(count);
+          auto s = guarded(count);
           if (!q || !kk || !s.base) TA_IGNORE("arena too small");
           fill_i8(rng, q, dk, extreme);
           fill_i8(rng, kk, count * ldk, extreme);
@@ -149,8 +132,8 @@ TA_CASE("int8 kernels: exp_row is exp2_q30 of the logits, masked keys give 0") {
     for (int trial = 0; trial < 6; ++trial)
       for (size_t n = 1; n <= kMaxLen; ++n) {
         Arena::Scope scope;
-        Guarded s = Guarded::make(n);
-        Guarded e = Guarded::make(n);
+        auto s = guarded(n);
+        auto e = guarded(n);
         if (!s.base || !e.base) TA_IGNORE("arena too small");
         const FixedMultiplier logit = random_logit(rng);
         // Magnitudes from a few units to the full int32 range.
@@ -196,8 +179,8 @@ TA_CASE("int8 kernels: probabilities are the rounded quotients, exactly") {
     for (int trial = 0; trial < 5; ++trial)
       for (size_t n = 1; n <= kMaxLen; ++n) {
         Arena::Scope scope;
-        Guarded e = Guarded::make(n);
-        Guarded p = Guarded::make(n);
+        auto e = guarded(n);
+        auto p = guarded(n);
         if (!e.base || !p.base) TA_IGNORE("arena too small");
         int64_t sum = 0;
         for (size_t j = 0; j < n; ++j) {
@@ -231,7 +214,7 @@ TA_CASE("int8 kernels: weighted_sum is the exact P V sum") {
           const size_t ldv = dv + 3;
           int32_t* p = alloc<int32_t>(count);
           int8_t* v = alloc<int8_t>(count * ldv);
-          Guarded acc = Guarded::make(dv);
+          auto acc = guarded(dv);
           if (!p || !v || !acc.base) TA_IGNORE("arena too small");
           fill_i8(rng, v, count * ldv, extreme);
           // Weights that sum to about one (the contract's limit), many zeros.
@@ -267,9 +250,8 @@ TA_CASE("int8 kernels: requantize rounds, adds the zero point and saturates") {
       for (int trial = 0; trial < 4; ++trial) {
         Arena::Scope scope;
         int32_t* acc = alloc<int32_t>(n);
-        int8_t* y = alloc<int8_t>(n + 2 * kGuard);
-        if (!acc || !y) TA_IGNORE("arena too small");
-        std::memset(y, 0x5a, n + 2 * kGuard);
+        auto y = Guarded<int8_t>::make(n, int8_t{0x5a});
+        if (!acc || !y.base) TA_IGNORE("arena too small");
         FixedMultiplier out;
         make_multiplier(static_cast<double>(rng.uniform(0.05f, 4.0f)) / 32768.0, &out);
         const int32_t yz = random_zero(rng);
@@ -279,14 +261,14 @@ TA_CASE("int8 kernels: requantize rounds, adds the zero point and saturates") {
           acc[0] = (1 << 24) + 65536;  // the contract's extremes
           acc[1] = -acc[0];
         }
-        k.requantize(acc, n, out, yz, y + kGuard);
+        k.requantize(acc, n, out, yz, y.data());
         for (size_t c = 0; c < n; ++c) {
           int64_t want = yz + apply(out, acc[c]);
           saturated += want < -128 || want > 127;
           want = want < -128 ? -128 : (want > 127 ? 127 : want);
-          bad += y[kGuard + c] != want;
+          bad += y.data()[c] != want;
         }
-        for (size_t i = 0; i < kGuard; ++i) overrun += y[i] != 0x5a || y[kGuard + n + i] != 0x5a;
+        overrun += !y.intact();
       }
     TA_CHECK_MSG(bad == 0, "%s/%s: %zu outputs differ", k.port, k.simd_target(), bad);
     TA_CHECK_MSG(saturated > 0, "%s/%s: the test never reached saturation", k.port, k.simd_target());

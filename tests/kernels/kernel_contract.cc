@@ -15,7 +15,6 @@ using namespace tatest;
 namespace {
 
 constexpr size_t kMaxLen = 70;
-constexpr size_t kGuard = 16;
 constexpr float kGuardValue = -777.0f;
 
 struct Ports {
@@ -24,23 +23,7 @@ struct Ports {
   Ports() : n(ports_under_test(ports, 4)) {}
 };
 
-// A buffer with guard floats on both sides.
-struct Guarded {
-  float* base;
-  size_t n;
-  float* data() { return base + kGuard; }
-  static Guarded make(size_t n) {
-    Guarded g{alloc<float>(n + 2 * kGuard), n};
-    if (g.base)
-      for (size_t i = 0; i < n + 2 * kGuard; ++i) g.base[i] = kGuardValue;
-    return g;
-  }
-  bool intact() const {
-    for (size_t i = 0; i < kGuard; ++i)
-      if (base[i] != kGuardValue || base[kGuard + n + i] != kGuardValue) return false;
-    return true;
-  }
-};
+Guarded<float> guarded(size_t n) { return Guarded<float>::make(n, kGuardValue); }
 
 // |got - want| <= tol * scale_of_terms, with scale_of_terms = sum |terms|.
 bool near(float got, double want, double abs_terms) {
@@ -61,7 +44,7 @@ TA_CASE("kernels: scores are scaled dot products for every count and dk") {
         const size_t ldk = dk + 3;  // rows apart, as for a sliced key matrix
         float* q = alloc<float>(dk);
         float* kk = alloc<float>(count * ldk);
-        Guarded s = Guarded::make(count);
+        auto s = guarded(count);
         if (!q || !kk || !s.base) TA_IGNORE("arena too small");
         rng.fill_normal(q, dk);
         rng.fill_normal(kk, count * ldk);
@@ -123,7 +106,7 @@ TA_CASE("kernels: weighted_sum, axpy and scale for every length") {
         float* v = alloc<float>(count * ldv);
         float* x = alloc<float>(dv);
         float* y0 = alloc<float>(dv);
-        Guarded y = Guarded::make(dv);
+        auto y = guarded(dv);
         if (!p || !v || !x || !y0 || !y.base) TA_IGNORE("arena too small");
         rng.fill_uniform(p, count, 0.0f, 1.0f);
         rng.fill_normal(v, count * ldv);
@@ -164,7 +147,7 @@ TA_CASE("kernels: exp writes exactly n values") {
     for (size_t n = 1; n <= kMaxLen; ++n) {
       Arena::Scope scope;
       float* x = alloc<float>(n);
-      Guarded e = Guarded::make(n);
+      auto e = guarded(n);
       if (!x || !e.base) TA_IGNORE("arena too small");
       for (size_t i = 0; i < n; ++i) x[i] = -0.1f * static_cast<float>(i);
       k.exp(x, e.data(), n);
@@ -201,8 +184,8 @@ TA_CASE("kernels: scores_block and weighted_sum_block match double sums for ever
           float* kk = alloc<float>(count * ldk);
           float* v = alloc<float>(count * ldv);
           float* p = alloc<float>(rows * ldp);
-          Guarded s = Guarded::make(rows * lds);
-          Guarded y = Guarded::make(rows * ldy);
+          auto s = guarded(rows * lds);
+          auto y = guarded(rows * ldy);
           if (!q || !kk || !v || !p || !s.base || !y.base) TA_IGNORE("arena too small");
           rng.fill_normal(q, rows * ldq);
           rng.fill_normal(kk, count * ldk);

@@ -44,6 +44,28 @@ T* alloc(size_t n) {
   return static_cast<T*>(Arena::allocate(n * sizeof(T)));
 }
 
+// n elements with kGuard guard elements on each side, all set to `guard`
+// first, so a kernel's write outside [0, n) shows in intact().
+template <class T>
+struct Guarded {
+  static constexpr size_t kGuard = 16;
+  T* base;
+  size_t n;
+  T guard;
+  T* data() { return base + kGuard; }
+  static Guarded make(size_t n, T guard) {
+    Guarded g{alloc<T>(n + 2 * kGuard), n, guard};
+    if (g.base)
+      for (size_t i = 0; i < n + 2 * kGuard; ++i) g.base[i] = guard;
+    return g;
+  }
+  bool intact() const {
+    for (size_t i = 0; i < kGuard; ++i)
+      if (base[i] != guard || base[kGuard + n + i] != guard) return false;
+    return true;
+  }
+};
+
 // The ports compiled into this build (scalar first). Returns the count.
 size_t ports_under_test(tinyattn::Port* out, size_t cap);
 
