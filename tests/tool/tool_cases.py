@@ -10,7 +10,6 @@ from a fixed seed; nothing here is committed data. The float64 reference does it
 dot products and sums exactly rounded (math.fsum) and its exp in software (decimal), so the
 expected values and the errors reported are the same on every machine (see dot()).
 """
-import decimal
 import io
 import math
 import pathlib
@@ -21,7 +20,9 @@ import numpy as np
 
 # The NumPy model of the int8 path (plan and forward, bit-exact), shared with the golden vectors.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "quant"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "gen"))
 import gen_quant_vectors as quant  # noqa: E402
+from exact_math import dot, exp  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
 WORK.mkdir(parents=True, exist_ok=True)
@@ -43,21 +44,8 @@ def tool(*args):
     return subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=120)
 
 
-# NumPy does only correctly rounded elementwise operations in the reference: its @
-# goes to BLAS (CPU-dependent kernels and summation order) and its float64 exp/log
-# and some reductions are dispatched per CPU, so those use math.fsum and decimal.
-def dot(x, y):
-    """Exactly rounded float64 dot product."""
-    return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
-
-
-def exp(x):
-    """e**x, computed to 40 digits in software (the decimal module), then rounded to
-    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
-    an SSE2 version at run time, which differ in the last bit on rare inputs."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).exp())
+# The float64 reference: NumPy does only correctly rounded elementwise operations;
+# dot products and exp come from tools/gen/exact_math.py (the same bits on every CPU).
 
 
 def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None):

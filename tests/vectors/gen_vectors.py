@@ -22,12 +22,14 @@ Numbers are written as shortest round-trip decimals (exact for fp32 and fp64).
   /usr/bin/python3 tests/vectors/gen_vectors.py --check  # exit 1 if it differs
 """
 import argparse
-import decimal
 import math
 import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "gen"))
+from exact_math import dot, exp, log  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTPUT = os.path.join(HERE, "forward_vectors.h")
@@ -151,31 +153,8 @@ def visible(c, n, m):
     return vis
 
 
-# ARITHMETIC: NumPy is used here only for correctly rounded elementwise IEEE
-# operations (+, -, *, /, sqrt), which give the same bits on every CPU. Its @ / dot
-# go to BLAS, whose kernels and summation order depend on the CPU; its float64
-# exp/log and some reductions are dispatched to per-CPU SIMD code. So dot products
-# and sums are exactly rounded with math.fsum, and exp/log computed with decimal.
-
-def dot(x, y):
-    """Exactly rounded float64 dot product (the products of fp32 inputs are exact)."""
-    return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
-
-
-def exp(x):
-    """e**x, computed to 40 digits in software (the decimal module), then rounded to
-    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
-    an SSE2 version at run time, which differ in the last bit on rare inputs."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).exp())
-
-
-def log(x):
-    """The natural log, like exp()."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).ln())
+# ARITHMETIC: dot products, exp and log come from tools/gen/exact_math.py (the
+# same bits on every CPU); NumPy does only correctly rounded elementwise operations.
 
 
 def reference(c, q, k, v, keep, bias, scale):

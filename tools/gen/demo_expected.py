@@ -21,12 +21,14 @@ library's log; glibc's FMA and SSE2 versions give the same draws here).
     /usr/bin/python3 tools/gen/demo_expected.py --check   # fail if it differs
 """
 import argparse
-import decimal
 import math
 import pathlib
 import sys
 
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from exact_math import dot, exp, fsum, matmul  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "demo" / "demo_expected.h"
@@ -34,29 +36,6 @@ OUT = ROOT / "tests" / "demo" / "demo_expected.h"
 
 # Only correctly rounded elementwise IEEE operations (+, -, *, /, sqrt) and the
 # random draws are left to NumPy; see the docstring for why.
-
-def fsum(x):
-    return math.fsum(np.asarray(x, dtype=np.float64).ravel().tolist())
-
-
-def dot(x, y):
-    """Exactly rounded dot product of two float64 vectors."""
-    return fsum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64))
-
-
-def matmul(a, b):
-    """a [n, k] @ b [k, m], each entry an exactly rounded dot product."""
-    bt = np.asarray(b, dtype=np.float64).T
-    return np.array([[dot(row, col) for col in bt] for row in np.asarray(a, dtype=np.float64)])
-
-
-def exp(x):
-    """e**x, computed to 40 digits in software (the decimal module), then rounded to
-    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
-    an SSE2 version at run time, which differ in the last bit on rare inputs."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).exp())
 
 
 def softmax_rows(z):

@@ -12,7 +12,6 @@ lib/include/tinyattn/exp.h so the self-test can detect a corrupted table.
     /usr/bin/python3 tools/gen/selftest_vectors.py --check   # fail if it differs
 """
 import argparse
-import decimal
 import math
 import pathlib
 import re
@@ -21,6 +20,9 @@ import sys
 import zlib
 
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from exact_math import dot, exp, log  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "lib" / "src" / "selftest_vectors.h"
@@ -102,27 +104,6 @@ def visible(kind, a, i, j, keep):
 
 
 CASES_B = {kind: b for _, kind, _, b, _, _ in CASES}
-
-
-def dot(x, y):
-    """Exactly rounded float64 dot product (the products of fp32 inputs are exact)."""
-    return math.fsum((np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)).tolist())
-
-
-def exp(x):
-    """e**x, computed to 40 digits in software (the decimal module), then rounded to
-    float64: the same bits on every machine. math.exp is not: glibc picks an FMA or
-    an SSE2 version at run time, which differ in the last bit on rare inputs."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).exp())
-
-
-def log(x):
-    """The natural log, like exp()."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        return float(decimal.Decimal(x).ln())
 
 
 def attention(q, k, v, kind, a, hq, keep, bias, scale):
