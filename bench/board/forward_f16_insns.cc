@@ -10,7 +10,7 @@
 
 #include "tinyattn/forward_f16.h"
 
-extern "C" void board_write(const char* text);
+#include "board_io.h"
 
 namespace {
 
@@ -29,16 +29,6 @@ void fill(tinyattn::half* x, size_t n, uint32_t seed) {
     x[i] = tinyattn::to_half(static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) /
                              static_cast<float>(1 << 23));
   }
-}
-
-void write_hex(const char* label, uint32_t value) {
-  char line[32];
-  std::strcpy(line, label);
-  char* p = line + std::strlen(line);
-  for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(value >> shift) & 0xF];
-  *p++ = '\n';
-  *p = '\0';
-  board_write(line);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 
 #include "tinyattn/quant.h"
 
-extern "C" void board_write(const char* text);
+#include "board_io.h"
 
 namespace {
 
@@ -35,16 +35,6 @@ void fill(int8_t* x, size_t n, uint32_t seed) {
     seed = seed * 1664525u + 1013904223u;
     x[i] = static_cast<int8_t>(static_cast<int32_t>(seed >> 24) - 128);
   }
-}
-
-void write_hex(const char* label, uint32_t value) {
-  char line[32];
-  std::strcpy(line, label);
-  char* p = line + std::strlen(line);
-  for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(value >> shift) & 0xF];
-  *p++ = '\n';
-  *p = '\0';
-  board_write(line);
 }
 
 }  // namespace

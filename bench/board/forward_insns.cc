@@ -12,7 +12,7 @@
 #include "tinyattn/selftest.h"
 #include "tinyattn/tinyattn.h"
 
-extern "C" void board_write(const char* text);
+#include "board_io.h"
 
 namespace {
 
@@ -33,16 +33,6 @@ void fill(float* x, size_t n, uint32_t seed) {
     seed = seed * 1664525u + 1013904223u;
     x[i] = static_cast<float>(static_cast<int32_t>(seed >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
   }
-}
-
-void write_hex(const char* label, uint32_t value) {
-  char line[32];
-  std::strcpy(line, label);
-  char* p = line + std::strlen(line);
-  for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(value >> shift) & 0xF];
-  *p++ = '\n';
-  *p = '\0';
-  board_write(line);
 }
 
 }  // namespace
