@@ -673,6 +673,118 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
   }
   if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
 }
+
+// Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
+// from -FLT_MAX: all -inf would come back finite.
+HWY_INLINE V BroadcastMax(D d, V m) {
+#if HWY_TARGET == HWY_EMU128
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  hn::Store(m, d, lanes);
+  float r = lanes[0];
+  for (size_t i = 1; i < hn::Lanes(d); ++i) r = lanes[i] > r ? lanes[i] : r;
+  return hn::Set(d, r);
+#else
+  return hn::MaxOfLanes(d, m);
+#endif
+}
+
+// exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
+// select of ExpFixRange can apply.
+HWY_INLINE V ExpNonPositive(D d, V x) {
+  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, kExpCoefficients.flush_below)), ExpCore(d, x));
+}
+
+// The softmax numerators of R rows of scores at once, s[r*lds + j] =
+// exp(s[r*lds + j] - max_r) for j < count; the rows' max and sum per lane of
+// max[r], sum[r]. The R rows' independent max, exp and sum chains interleave,
+// which short rows (the small shapes' case) need: a row at a time is bound by
+// the latency of its reductions. No NaN bookkeeping in the max (x86 max
+// returns an operand): a NaN score makes its row's sum NaN instead.
+template <size_t R>
+HWY_INLINE void BlockNumerators(D d, float* HWY_RESTRICT s, size_t lds, size_t count, V* max, V* sum) {
+  const size_t N = hn::Lanes(d);
+  const V minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  const size_t full = count - count % N;
+  V m[R];
+  for (size_t r = 0; r < R; ++r) m[r] = minus_inf;
+  for (size_t j = 0; j < full; j += N)
+    for (size_t r = 0; r < R; ++r) m[r] = hn::Max(m[r], hn::LoadU(d, s + r * lds + j));
+  const auto tail = hn::FirstN(d, count - full);
+  if (full < count)
+    for (size_t r = 0; r < R; ++r)
+      m[r] = hn::Max(m[r], hn::IfThenElse(tail, LoadTail(d, s + r * lds + full, count - full), minus_inf));
+  for (size_t r = 0; r < R; ++r) {
+    max[r] = BroadcastMax(d, m[r]);
+    sum[r] = hn::Zero(d);
+  }
+  for (size_t j = 0; j < full; j += N)
+    for (size_t r = 0; r < R; ++r) {
+      const V e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + r * lds + j), max[r]));
+      hn::StoreU(e, d, s + r * lds + j);
+      sum[r] = hn::Add(sum[r], e);
+    }
+  if (full < count)
+    for (size_t r = 0; r < R; ++r) {
+      float* x = s + r * lds + full;
+      const V e = hn::IfThenElseZero(tail, ExpNonPositive(d, hn::Sub(LoadTail(d, x, count - full), max[r])));
+      StoreTail(d, e, x, count - full);
+      sum[r] = hn::Add(sum[r], e);
+    }
+  for (size_t r = 0; r < R; ++r) sum[r] = hn::SumOfLanes(d, sum[r]);
+}
+
+// Whether y[r*ldy + c] is finite for every r < R, c < dv.
+template <size_t R>
+HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size_t dv) {
+  const size_t N = hn::Lanes(d);
+  const size_t full = dv - dv % N;
+  auto ok = hn::IsFinite(hn::Zero(d));  // all true
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t c = 0; c < full; c += N) ok = hn::And(ok, hn::IsFinite(hn::LoadU(d, y + r * ldy + c)));
+    if (full < dv) ok = hn::And(ok, hn::IsFinite(LoadTail(d, y + r * ldy + full, dv - full)));  // zeros past dv
+  }
+  return hn::AllTrue(d, ok);
+}
+
+template <size_t R>
+HWY_INLINE bool AttendRows(const AttendBlock& b) {
+  const D d;
+  ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+  if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+    for (size_t r = 0; r < R; ++r) {
+      float* sr = b.s + r * b.lds;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -std::numeric_limits<float>::infinity();
+      for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  V max[R], sum[R];
+  BlockNumerators<R>(d, b.s, b.lds, b.count, max, sum);
+  // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
+  // compare also fails for a NaN sum, and for EMU128's -FLT_MAX max of a row
+  // of -inf (sum 0).
+  auto bad = hn::Not(hn::IsFinite(max[0]));
+  for (size_t r = 0; r < R; ++r) bad = hn::Or(bad, hn::Or(hn::Not(hn::IsFinite(max[r])), hn::Not(hn::Ge(sum[r], hn::Set(d, 1.0f)))));
+  if (!hn::AllFalse(d, bad)) return false;
+  float inv[kBlockRows];
+  for (size_t r = 0; r < R; ++r) {
+    b.max[r] = hn::GetLane(max[r]);
+    b.sum[r] = hn::GetLane(sum[r]);
+    inv[r] = hn::GetLane(hn::Div(hn::Set(d, 1.0f), sum[r]));
+  }
+  WeightedSumBlock(b.s, b.lds, R, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
+  // An inf or NaN in V (a zero weight times inf is NaN): declined, the
+  // driver's row kernels skip zero weights.
+  return OutputsFinite<R>(d, b.y, b.ldy, b.dv);
+}
+
+bool AttendBlockKernel(const AttendBlock& b) {
+  switch (b.rows) {
+    case 1: return AttendRows<1>(b);
+    case 2: return AttendRows<2>(b);
+    case 3: return AttendRows<3>(b);
+    default: return AttendRows<4>(b);
+  }
+}
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
@@ -681,8 +793,9 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
 
 const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
-  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax,      ExpShiftSum,     WeightedSum,
-                                     Axpy,      Scale,      Exp,    ScoresBlock, WeightedSumBlock};
+  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
+                                     WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
+                                     WeightedSumBlock, AttendBlockKernel};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};

@@ -409,6 +409,73 @@ struct Kernels {
     if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
   }
 
+  // One row of a fused block: x[j] = exp(x[j] - max) over x[0..n), n >= 1, and
+  // the sum of those. No NaN bookkeeping in the max (x86 max returns an
+  // operand, so a NaN may be skipped there): a NaN input makes the sum NaN
+  // instead. The shifted inputs are <= 0 or NaN, so only the flush select of
+  // exp_fix_range applies. Returns false, leaving x partly written, unless max
+  // is finite and the sum is not NaN (attend_block's contract).
+  static bool softmax_row_parts(float* x, size_t n, float* max_out, float* sum_out) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    B m0(-kInf), m1(-kInf);
+    size_t j = 0;
+    for (; j + 2 * N <= n; j += 2 * N) {
+      m0 = xsimd::max(m0, B::load_unaligned(x + j));
+      m1 = xsimd::max(m1, B::load_unaligned(x + j + N));
+    }
+    if (j + N <= n) m0 = xsimd::max(m0, B::load_unaligned(x + j));
+    const size_t full = n - n % N;
+    if (full < n) m1 = xsimd::max(m1, load_tail(x + full, n - full, -kInf));
+    alignas(A::alignment()) float lanes[N];
+    xsimd::max(m0, m1).store_aligned(lanes);
+    float max = lanes[0];
+    for (size_t i = 1; i < N; ++i) max = lanes[i] > max ? lanes[i] : max;
+    if (!(max > -kInf && max < kInf)) return false;
+    const B sh(max), flush(kExpCoefficients.flush_below), zero(0.0f);
+    B s0(0.0f), s1(0.0f);
+    for (j = 0; j + 2 * N <= n; j += 2 * N) {
+      const B x0 = B::load_unaligned(x + j) - sh, x1 = B::load_unaligned(x + j + N) - sh;
+      const B e0 = xsimd::select(x0 < flush, zero, exp_core(x0));
+      const B e1 = xsimd::select(x1 < flush, zero, exp_core(x1));
+      e0.store_unaligned(x + j);
+      e1.store_unaligned(x + j + N);
+      s0 += e0;
+      s1 += e1;
+    }
+    if (j + N <= n) {
+      const B x0 = B::load_unaligned(x + j) - sh;
+      const B e0 = xsimd::select(x0 < flush, zero, exp_core(x0));
+      e0.store_unaligned(x + j);
+      s0 += e0;
+    }
+    if (full < n) {  // the tail's padding (-inf) gives 0
+      const B x1 = load_tail(x + full, n - full, -kInf) - sh;
+      const B e1 = xsimd::select(x1 < flush, zero, exp_core(x1));
+      store_tail(e1, x + full, n - full);
+      s1 += e1;
+    }
+    const float sum = xsimd::hadd(s0 + s1);
+    *max_out = max;
+    *sum_out = sum;
+    return sum == sum;
+  }
+
+  static bool attend_block(const AttendBlock& b) {
+    scores_block(b.q, b.ldq, b.rows, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+    float inv[kBlockRows];
+    for (size_t r = 0; r < b.rows; ++r) {
+      float* sr = b.s + r * b.lds;
+      const size_t lo = b.own ? b.own[2 * r] : 0, hi = b.own ? b.own[2 * r + 1] : b.count;
+      if (!softmax_row_parts(sr + lo, hi - lo, b.max + r, b.sum + r)) return false;
+      // Keys outside the row's range: weight 0 (V is finite, so 0 * v adds nothing).
+      for (size_t j = 0; j < lo; ++j) sr[j] = 0.0f;
+      for (size_t j = hi; j < b.count; ++j) sr[j] = 0.0f;
+      inv[r] = 1.0f / b.sum[r];
+    }
+    weighted_sum_block(b.s, b.lds, b.rows, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
+    return true;
+  }
+
   static void exp(const float* x, float* out, size_t n) {
     size_t j = 0;
     for (; j + N <= n; j += N) exp_poly(B::load_unaligned(x + j)).store_unaligned(out + j);
@@ -423,7 +490,7 @@ const KernelsF32* make_table() {
   static constexpr KernelsF32 kTable{"xsimd",         Label,          K::scores,
                                      K::row_max,      K::exp_shift_sum, K::weighted_sum,
                                      K::axpy,         K::scale,         K::exp,
-                                     K::scores_block, K::weighted_sum_block};
+                                     K::scores_block, K::weighted_sum_block, K::attend_block};
   return &kTable;
 }
 
