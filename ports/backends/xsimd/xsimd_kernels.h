@@ -409,71 +409,102 @@ struct Kernels {
     if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
   }
 
-  // One row of a fused block: x[j] = exp(x[j] - max) over x[0..n), n >= 1, and
-  // the sum of those. No NaN bookkeeping in the max (x86 max returns an
-  // operand, so a NaN may be skipped there): a NaN input makes the sum NaN
-  // instead. The shifted inputs are <= 0 or NaN, so only the flush select of
-  // exp_fix_range applies. Returns false, leaving x partly written, unless max
-  // is finite and the sum is not NaN (attend_block's contract).
-  static bool softmax_row_parts(float* x, size_t n, float* max_out, float* sum_out) {
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    B m0(-kInf), m1(-kInf);
-    size_t j = 0;
-    for (; j + 2 * N <= n; j += 2 * N) {
-      m0 = xsimd::max(m0, B::load_unaligned(x + j));
-      m1 = xsimd::max(m1, B::load_unaligned(x + j + N));
-    }
-    if (j + N <= n) m0 = xsimd::max(m0, B::load_unaligned(x + j));
-    const size_t full = n - n % N;
-    if (full < n) m1 = xsimd::max(m1, load_tail(x + full, n - full, -kInf));
+  // Every lane: the largest lane of m.
+  static B broadcast_max(B m) {
     alignas(A::alignment()) float lanes[N];
-    xsimd::max(m0, m1).store_aligned(lanes);
-    float max = lanes[0];
-    for (size_t i = 1; i < N; ++i) max = lanes[i] > max ? lanes[i] : max;
-    if (!(max > -kInf && max < kInf)) return false;
-    const B sh(max), flush(kExpCoefficients.flush_below), zero(0.0f);
-    B s0(0.0f), s1(0.0f);
-    for (j = 0; j + 2 * N <= n; j += 2 * N) {
-      const B x0 = B::load_unaligned(x + j) - sh, x1 = B::load_unaligned(x + j + N) - sh;
-      const B e0 = xsimd::select(x0 < flush, zero, exp_core(x0));
-      const B e1 = xsimd::select(x1 < flush, zero, exp_core(x1));
-      e0.store_unaligned(x + j);
-      e1.store_unaligned(x + j + N);
-      s0 += e0;
-      s1 += e1;
+    m.store_aligned(lanes);
+    float r = lanes[0];
+    for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
+    return B(r);
+  }
+
+  // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
+  // select of exp_fix_range can apply.
+  static B exp_non_positive(B x) {
+    return xsimd::select(x < B(kExpCoefficients.flush_below), B(0.0f), exp_core(x));
+  }
+
+  // The softmax numerators of R rows of scores at once, s[r*lds + j] =
+  // exp(s[r*lds + j] - max_r) for j < count; the rows' max and sum in
+  // max[r], sum[r]. The R rows' independent max, exp and sum chains
+  // interleave, which short rows (the small shapes' case) need: a row at a
+  // time is bound by the latency of its reductions. No NaN bookkeeping in the
+  // max (x86 max returns an operand): a NaN score makes its row's sum NaN.
+  template <size_t R>
+  static void block_numerators(float* s, size_t lds, size_t count, float* max, float* sum) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    const size_t full = count - count % N, rest = count - full;
+    B m[R], acc[R], shift[R];
+    for (size_t r = 0; r < R; ++r) m[r] = B(-kInf);
+    for (size_t j = 0; j < full; j += N)
+      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], B::load_unaligned(s + r * lds + j));
+    if (rest)
+      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], load_tail(s + r * lds + full, rest, -kInf));
+    for (size_t r = 0; r < R; ++r) {
+      shift[r] = broadcast_max(m[r]);
+      acc[r] = B(0.0f);
     }
-    if (j + N <= n) {
-      const B x0 = B::load_unaligned(x + j) - sh;
-      const B e0 = xsimd::select(x0 < flush, zero, exp_core(x0));
-      e0.store_unaligned(x + j);
-      s0 += e0;
+    for (size_t j = 0; j < full; j += N)
+      for (size_t r = 0; r < R; ++r) {
+        const B e = exp_non_positive(B::load_unaligned(s + r * lds + j) - shift[r]);
+        e.store_unaligned(s + r * lds + j);
+        acc[r] += e;
+      }
+    if (rest)
+      for (size_t r = 0; r < R; ++r) {  // the tail's padding (-inf) gives 0
+        const B e = exp_non_positive(load_tail(s + r * lds + full, rest, -kInf) - shift[r]);
+        store_tail(e, s + r * lds + full, rest);
+        acc[r] += e;
+      }
+    for (size_t r = 0; r < R; ++r) {
+      max[r] = shift[r].get(0);
+      sum[r] = xsimd::hadd(acc[r]);
     }
-    if (full < n) {  // the tail's padding (-inf) gives 0
-      const B x1 = load_tail(x + full, n - full, -kInf) - sh;
-      const B e1 = xsimd::select(x1 < flush, zero, exp_core(x1));
-      store_tail(e1, x + full, n - full);
-      s1 += e1;
+  }
+
+  // Whether y[r*ldy + c] is finite for every r < R, c < dv.
+  template <size_t R>
+  static bool outputs_finite(const float* y, size_t ldy, size_t dv) {
+    const size_t full = dv - dv % N;
+    auto ok = xsimd::isnan(B(0.0f));  // all false: "some lane not finite"
+    for (size_t r = 0; r < R; ++r) {
+      for (size_t c = 0; c < full; c += N) ok = ok | !xsimd::isfinite(B::load_unaligned(y + r * ldy + c));
+      if (full < dv) ok = ok | !xsimd::isfinite(load_tail(y + r * ldy + full, dv - full, 0.0f));
     }
-    const float sum = xsimd::hadd(s0 + s1);
-    *max_out = max;
-    *sum_out = sum;
-    return sum == sum;
+    return !xsimd::any(ok);
+  }
+
+  template <size_t R>
+  static bool attend_rows(const AttendBlock& b) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+    if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+      for (size_t r = 0; r < R; ++r) {
+        float* sr = b.s + r * b.lds;
+        for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
+        for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -kInf;
+      }
+    }
+    block_numerators<R>(b.s, b.lds, b.count, b.max, b.sum);
+    float inv[kBlockRows];
+    for (size_t r = 0; r < R; ++r) {
+      // A finite max has a term exp(0) = 1, so the sum is >= 1 (false for NaN).
+      if (!(b.max[r] > -kInf && b.max[r] < kInf && b.sum[r] >= 1.0f)) return false;
+      inv[r] = 1.0f / b.sum[r];
+    }
+    weighted_sum_block(b.s, b.lds, R, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
+    // An inf or NaN in V (a zero weight times inf is NaN): declined, the
+    // driver's row kernels skip zero weights.
+    return outputs_finite<R>(b.y, b.ldy, b.dv);
   }
 
   static bool attend_block(const AttendBlock& b) {
-    scores_block(b.q, b.ldq, b.rows, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
-    float inv[kBlockRows];
-    for (size_t r = 0; r < b.rows; ++r) {
-      float* sr = b.s + r * b.lds;
-      const size_t lo = b.own ? b.own[2 * r] : 0, hi = b.own ? b.own[2 * r + 1] : b.count;
-      if (!softmax_row_parts(sr + lo, hi - lo, b.max + r, b.sum + r)) return false;
-      // Keys outside the row's range: weight 0 (V is finite, so 0 * v adds nothing).
-      for (size_t j = 0; j < lo; ++j) sr[j] = 0.0f;
-      for (size_t j = hi; j < b.count; ++j) sr[j] = 0.0f;
-      inv[r] = 1.0f / b.sum[r];
+    switch (b.rows) {
+      case 1: return attend_rows<1>(b);
+      case 2: return attend_rows<2>(b);
+      case 3: return attend_rows<3>(b);
+      default: return attend_rows<4>(b);
     }
-    weighted_sum_block(b.s, b.lds, b.rows, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
-    return true;
   }
 
   static void exp(const float* x, float* out, size_t n) {
