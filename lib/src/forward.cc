@@ -125,8 +125,8 @@ struct Problem {
   const KernelsF32& kern;
   const Mask& mask;
   const ForwardIo& io;
-  float scale;
-  bool element_masks;
+  float scale = 1.0f;
+  bool element_masks = false;
   Ranges range;
 };
 

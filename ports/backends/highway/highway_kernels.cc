@@ -694,43 +694,15 @@ HWY_INLINE V ExpNonPositive(D d, V x) {
   return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, kExpCoefficients.flush_below)), ExpCore(d, x));
 }
 
-// The softmax numerators of R rows of scores at once, s[r*lds + j] =
-// exp(s[r*lds + j] - max_r) for j < count; the rows' max and sum per lane of
-// max[r], sum[r]. The R rows' independent max, exp and sum chains interleave,
-// which short rows (the small shapes' case) need: a row at a time is bound by
-// the latency of its reductions. No NaN bookkeeping in the max (x86 max
-// returns an operand): a NaN score makes its row's sum NaN instead.
-template <size_t R>
-HWY_INLINE void BlockNumerators(D d, float* HWY_RESTRICT s, size_t lds, size_t count, V* max, V* sum) {
-  const size_t N = hn::Lanes(d);
-  const V minus_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
-  const size_t full = count - count % N;
-  V m[R];
-  for (size_t r = 0; r < R; ++r) m[r] = minus_inf;
-  for (size_t j = 0; j < full; j += N)
-    for (size_t r = 0; r < R; ++r) m[r] = hn::Max(m[r], hn::LoadU(d, s + r * lds + j));
-  const auto tail = hn::FirstN(d, count - full);
-  if (full < count)
-    for (size_t r = 0; r < R; ++r)
-      m[r] = hn::Max(m[r], hn::IfThenElse(tail, LoadTail(d, s + r * lds + full, count - full), minus_inf));
-  for (size_t r = 0; r < R; ++r) {
-    max[r] = BroadcastMax(d, m[r]);
-    sum[r] = hn::Zero(d);
-  }
-  for (size_t j = 0; j < full; j += N)
-    for (size_t r = 0; r < R; ++r) {
-      const V e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + r * lds + j), max[r]));
-      hn::StoreU(e, d, s + r * lds + j);
-      sum[r] = hn::Add(sum[r], e);
-    }
-  if (full < count)
-    for (size_t r = 0; r < R; ++r) {
-      float* x = s + r * lds + full;
-      const V e = hn::IfThenElseZero(tail, ExpNonPositive(d, hn::Sub(LoadTail(d, x, count - full), max[r])));
-      StoreTail(d, e, x, count - full);
-      sum[r] = hn::Add(sum[r], e);
-    }
-  for (size_t r = 0; r < R; ++r) sum[r] = hn::SumOfLanes(d, sum[r]);
+// f(r, x_r, y_r) for rows r < R <= 4: the rows' vectors are named variables,
+// not array elements, which SVE's sizeless vectors cannot be. The lambdas
+// below capture no vector for the same reason.
+template <size_t R, class F>
+HWY_INLINE void ForRows(const F& f, V& x0, V& x1, V& x2, V& x3, V& y0, V& y1, V& y2, V& y3) {
+  f(0, x0, y0);
+  if (R > 1) f(1, x1, y1);
+  if (R > 2) f(2, x2, y2);
+  if (R > 3) f(3, x3, y3);
 }
 
 // Whether y[r*ldy + c] is finite for every r < R, c < dv.
@@ -746,32 +718,72 @@ HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size
   return hn::AllTrue(d, ok);
 }
 
+// The fused block for R rows. The rows' max, exp and sum chains run
+// interleaved (j outer, rows inner), which short rows (the small shapes'
+// case) need: a row at a time is bound by the latency of its reductions. No
+// NaN bookkeeping in the max (x86 max returns an operand): a NaN score makes
+// its row's sum NaN instead, which the check below catches.
 template <size_t R>
 HWY_INLINE bool AttendRows(const AttendBlock& b) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
   const D d;
-  ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+  const size_t N = hn::Lanes(d);
+  float* HWY_RESTRICT s = b.s;
+  const size_t lds = b.lds, count = b.count, full = count - count % N, rest = count - full;
+  ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, b.dk, b.scale, s, lds);
   if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
     for (size_t r = 0; r < R; ++r) {
-      float* sr = b.s + r * b.lds;
-      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -std::numeric_limits<float>::infinity();
-      for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -std::numeric_limits<float>::infinity();
+      float* sr = s + r * lds;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
+      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = -kInf;
     }
   }
-  V max[R], sum[R];
-  BlockNumerators<R>(d, b.s, b.lds, b.count, max, sum);
+  V m0 = hn::Set(d, -kInf), m1 = m0, m2 = m0, m3 = m0;  // each row's max
+  V a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;        // each row's sum
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>([&](size_t r, V& m, V&) { m = hn::Max(m, hn::LoadU(d, s + r * lds + j)); }, m0, m1, m2, m3, a0, a1,
+               a2, a3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V&) {
+          const V x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, s + r * lds + full, rest), hn::Set(d, -kInf));
+          m = hn::Max(m, x);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  ForRows<R>([&](size_t, V& m, V&) { m = BroadcastMax(d, m); }, m0, m1, m2, m3, a0, a1, a2, a3);
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          const V e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + r * lds + j), m));
+          hn::StoreU(e, d, s + r * lds + j);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          float* x = s + r * lds + full;
+          const V e = hn::IfThenElseZero(hn::FirstN(d, rest), ExpNonPositive(d, hn::Sub(LoadTail(d, x, rest), m)));
+          StoreTail(d, e, x, rest);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
   // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
   // compare also fails for a NaN sum, and for EMU128's -FLT_MAX max of a row
   // of -inf (sum 0).
-  auto bad = hn::Not(hn::IsFinite(max[0]));
-  for (size_t r = 0; r < R; ++r) bad = hn::Or(bad, hn::Or(hn::Not(hn::IsFinite(max[r])), hn::Not(hn::Ge(sum[r], hn::Set(d, 1.0f)))));
-  if (!hn::AllFalse(d, bad)) return false;
+  bool ok = true;
   float inv[kBlockRows];
-  for (size_t r = 0; r < R; ++r) {
-    b.max[r] = hn::GetLane(max[r]);
-    b.sum[r] = hn::GetLane(sum[r]);
-    inv[r] = hn::GetLane(hn::Div(hn::Set(d, 1.0f), sum[r]));
-  }
-  WeightedSumBlock(b.s, b.lds, R, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
+  ForRows<R>(
+      [&](size_t r, V& m, V& a) {
+        const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
+        ok &= mx > -kInf && mx < kInf && sum >= 1.0f;
+        b.max[r] = mx;
+        b.sum[r] = sum;
+        inv[r] = 1.0f / sum;
+      },
+      m0, m1, m2, m3, a0, a1, a2, a3);
+  if (!ok) return false;
+  WeightedSumBlock(s, lds, R, b.v, b.ldv, count, b.dv, inv, b.y, b.ldy);
   // An inf or NaN in V (a zero weight times inf is NaN): declined, the
   // driver's row kernels skip zero weights.
   return OutputsFinite<R>(d, b.y, b.ldy, b.dv);

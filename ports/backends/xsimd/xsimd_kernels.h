@@ -466,12 +466,12 @@ struct Kernels {
   template <size_t R>
   static bool outputs_finite(const float* y, size_t ldy, size_t dv) {
     const size_t full = dv - dv % N;
-    auto ok = xsimd::isnan(B(0.0f));  // all false: "some lane not finite"
+    auto fine = xsimd::isfinite(B(0.0f));  // all true
     for (size_t r = 0; r < R; ++r) {
-      for (size_t c = 0; c < full; c += N) ok = ok | !xsimd::isfinite(B::load_unaligned(y + r * ldy + c));
-      if (full < dv) ok = ok | !xsimd::isfinite(load_tail(y + r * ldy + full, dv - full, 0.0f));
+      for (size_t c = 0; c < full; c += N) fine = fine & xsimd::isfinite(B::load_unaligned(y + r * ldy + c));
+      if (full < dv) fine = fine & xsimd::isfinite(load_tail(y + r * ldy + full, dv - full, 0.0f));
     }
-    return !xsimd::any(ok);
+    return xsimd::all(fine);
   }
 
   template <size_t R>
