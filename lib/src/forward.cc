@@ -103,13 +103,31 @@ struct Row {
   size_t h = 0, i = 0;
 };
 
+// The key range of each query row. Without a causal or window mask every row
+// has the same one, computed once per call (small shapes feel the per-row cost).
+class Ranges {
+ public:
+  Ranges(const Mask& mask, const Dims& d)
+      : mask_(mask), n_(d.n), m_(d.m), same_(mask.causal == Causal::kNone && !mask.window.active()),
+        first_(key_range(mask, 0, d.n, d.m)) {}
+  KeyRange operator()(size_t i) const { return same_ ? first_ : key_range(mask_, i, n_, m_); }
+  bool same_for_every_row() const { return same_; }
+
+ private:
+  const Mask& mask_;
+  size_t n_, m_;
+  bool same_;
+  KeyRange first_;
+};
+
 struct Problem {
   const Dims& d;
   const KernelsF32& kern;
   const Mask& mask;
   const ForwardIo& io;
-  float scale;
-  bool element_masks;
+  float scale = 1.0f;
+  bool element_masks = false;
+  Ranges range;
 };
 
 // Row i of query head h.
@@ -117,7 +135,7 @@ Row make_row(const Problem& p, size_t h, size_t i) {
   const Dims& d = p.d;
   const size_t kv_head = h / d.group();
   const size_t idx = h * d.n + i;
-  const KeyRange r = key_range(p.mask, i, d.n, d.m);
+  const KeyRange r = p.range(i);
   return Row{p.io.q + idx * d.dk,
              p.io.k + (kv_head * d.m + r.lo) * d.dk,
              p.io.v + (kv_head * d.m + r.lo) * d.dv,
@@ -237,7 +255,7 @@ enum class RowEnd : unsigned char { kLive, kNoKey, kNaNLogit };
 
 // Row r's own keys among [lo, lo + len), relative to lo (empty if none).
 KeyRange own_part(const Problem& p, const Block& b, size_t r, size_t lo, size_t len) {
-  const KeyRange rr = key_range(p.mask, b.i0 + r, p.d.n, p.d.m);
+  const KeyRange rr = p.range(b.i0 + r);
   const size_t hi = lo + len;
   const size_t a = rr.lo < lo ? lo : rr.lo > hi ? hi : rr.lo;
   const size_t e = rr.hi < lo ? lo : rr.hi > hi ? hi : rr.hi;
@@ -302,6 +320,29 @@ void plain_block(const Problem& p, const Block& b, float* s, size_t lds) {
   // The block sum wrote every row; the rows that ended early get theirs back.
   for (size_t r = 0; r < b.count; ++r)
     if (end[r] != RowEnd::kLive) fill(y + r * p.d.dv, p.d.dv, end[r] == RowEnd::kNaNLogit ? kNaN : 0.0f);
+}
+
+// plain_block in one port call (KernelsF32::attend_block), for blocks without
+// element masks or weights output. Returns false if the port declined (a NaN
+// or infinite logit, or an output that is not finite); the other paths then
+// compute the block with their semantics for those.
+bool fused_block(const Problem& p, const Block& b, float* s, size_t lds) {
+  size_t own[2 * kBlockRows];
+  bool all_keys = true;  // every row sees the whole span: the port skips the range bookkeeping
+  for (size_t r = 0; r < b.count; ++r) {
+    const KeyRange rr = p.range(b.i0 + r);
+    own[2 * r] = rr.lo - b.u.lo;
+    own[2 * r + 1] = rr.hi - b.u.lo;
+    all_keys &= rr.lo == b.u.lo && rr.hi == b.u.hi;
+  }
+  const size_t idx = b.h * p.d.n + b.i0;
+  float max[kBlockRows], sum[kBlockRows];
+  const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
+                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
+  if (!p.kern.attend_block(a)) return false;
+  if (p.io.lse)
+    for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = max[r] + std::log(sum[r]);
+  return true;
 }
 
 // The online softmax of one row of a block over one tile of scores (its own
@@ -391,10 +432,11 @@ bool all_finite(const float* x, size_t n) {
 }
 
 // The keys any query row can see: the union of the rows' structured ranges.
-KeyRange keys_seen(const Mask& mask, const Dims& d) {
+KeyRange keys_seen(const Ranges& range, const Dims& d) {
+  if (range.same_for_every_row()) return range(0);
   KeyRange all{d.m, 0};
   for (size_t i = 0; i < d.n; ++i) {
-    const KeyRange r = key_range(mask, i, d.n, d.m);
+    const KeyRange r = range(i);
     if (r.empty()) continue;
     if (r.lo < all.lo) all.lo = r.lo;
     if (r.hi > all.hi) all.hi = r.hi;
@@ -413,7 +455,7 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
 
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
                                const Mask& mask, float scale) {
-  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask)};
+  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask), Ranges(mask, d)};
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
@@ -427,24 +469,29 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
 
   // Blocks need the port's block primitives, and a V without inf or NaN in
   // the keys any row sees (KernelsF32::weighted_sum_block); checked once per
-  // KV head.
+  // KV head, when a block first needs it. The fused block (attend_block)
+  // checks its own outputs instead and declines when one is not finite.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const KeyRange seen = blocks ? keys_seen(mask, d) : KeyRange{};
+  const bool fused = kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
+  const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   bool v_finite = false;
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
-    if (blocks && kv_head != checked_head) {
-      checked_head = kv_head;
-      v_finite = all_finite(io.v + (kv_head * d.m + seen.lo) * d.dv, seen.size() * d.dv);
-    }
+    auto head_v_finite = [&] {
+      if (kv_head != checked_head) {
+        checked_head = kv_head;
+        v_finite = all_finite(io.v + (kv_head * d.m + seen.lo) * d.dv, seen.size() * d.dv);
+      }
+      return v_finite;
+    };
     for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
       const size_t count = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
       KeyRange u{d.m, 0};
       bool any_empty = false;
       for (size_t i = i0; i < i0 + count; ++i) {
-        const KeyRange r = key_range(mask, i, d.n, d.m);
+        const KeyRange r = p.range(i);
         if (io.weights) {  // keys outside the range never get weight
           float* w = io.weights + (h * d.n + i) * d.m;
           fill(w, r.lo, 0.0f);
@@ -454,8 +501,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         if (r.lo < u.lo) u.lo = r.lo;
         if (r.hi > u.hi) u.hi = r.hi;
       }
-      if (blocks && v_finite && i0 + 1 < d.n && !any_empty) {  // two rows or more
-        const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+      const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+      if (fused && !any_empty && fused_block(p, b, s, lds)) continue;
+      if (blocks && i0 + 1 < d.n && !any_empty && head_v_finite()) {  // two rows or more
         if (tiled) tiled_block(p, b, s, acc, part, lda);
         else plain_block(p, b, s, lds);
         continue;

@@ -229,3 +229,160 @@ TA_CASE("kernels: scores_block and weighted_sum_block match double sums for ever
                  overrun);
   }
 }
+
+namespace {
+
+// Softmax attention of one block row in double, over keys [lo, hi) of s:
+// the spec attend_block is held to (tinyattn/kernels.h, AttendBlock).
+struct RowWant {
+  double max = 0.0, sum = 0.0;
+};
+RowWant want_row(const double* s, size_t lo, size_t hi) {
+  RowWant w{-INFINITY, 0.0};
+  for (size_t j = lo; j < hi; ++j) w.max = std::fmax(w.max, s[j]);
+  for (size_t j = lo; j < hi; ++j) w.sum += std::exp(s[j] - w.max);
+  return w;
+}
+
+struct BlockCase {
+  size_t rows, count, dk, dv;
+  size_t ldq, ldk, ldv, lds, ldy;
+  float* q;
+  float* k;
+  float* v;
+  Guarded<float> s, y;
+  size_t own[2 * tinyattn::kBlockRows];
+  float max[tinyattn::kBlockRows], sum[tinyattn::kBlockRows];
+
+  static BlockCase make(size_t rows, size_t count, size_t dk, size_t dv) {
+    BlockCase c{rows, count, dk, dv, dk + 1, dk + 3, dv + 5, count + 2, dv + 2, nullptr, nullptr, nullptr,
+                guarded(rows * (count + 2)), guarded(rows * (dv + 2)), {}, {}, {}};
+    c.q = tatest::alloc<float>(rows * c.ldq);
+    c.k = tatest::alloc<float>(count * c.ldk);
+    c.v = tatest::alloc<float>(count * c.ldv);
+    return c;
+  }
+  bool ok() const { return q && k && v && s.base && y.base; }
+  bool run(const KernelsF32& kern, bool ranges) {
+    const tinyattn::AttendBlock b{q,     ldq,   rows, k,        ldk,      v,        ldv, count, dk, dv, 0.75f,
+                                  ranges ? own : nullptr, s.data(), lds, y.data(), ldy, max, sum};
+    return kern.attend_block(b);
+  }
+  // Row r's scores in double (scale 0.75) and their sum of |terms|.
+  void scores(size_t r, double* out, double* terms) const {
+    for (size_t j = 0; j < count; ++j) {
+      double want = 0.0, t = 0.0;
+      for (size_t c = 0; c < dk; ++c) {
+        const double x = static_cast<double>(q[r * ldq + c]) * k[j * ldk + c];
+        want += x;
+        t += std::fabs(x);
+      }
+      out[j] = 0.75 * want;
+      terms[j] = 0.75 * t;
+    }
+  }
+};
+
+}  // namespace
+
+// The optional fused block, where a port has it: outputs, row max and sum
+// against double precision for every row count, odd counts and widths and
+// per-row key ranges; nothing written outside y's rows and s's rows; and the
+// cases it must decline (returning false) rather than answer wrongly.
+TA_CASE("kernels: attend_block is softmax attention over each row's keys, and declines non-finite rows") {
+  Ports pl;
+  const size_t counts[] = {1, 2, 3, 7, 8, 9, 16, 17, 33, 70};
+  const size_t widths[] = {1, 3, 8, 16, 17, 33, 64};
+  size_t ports_with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.attend_block) continue;
+    ++ports_with;
+    size_t bad_y = 0, bad_stats = 0, overrun = 0, declined = 0, cases = 0;
+    Rng rng(31);
+    for (size_t rows = 1; rows <= tinyattn::kBlockRows; ++rows)
+      for (size_t count : counts)
+        for (size_t dk : widths)
+          for (size_t dv : widths) {
+            if (count * (dk + dv) > 2500 && dk != 17) continue;  // keep the run short
+            for (int ranges = 0; ranges < 2; ++ranges) {
+              Arena::Scope scope;
+              BlockCase c = BlockCase::make(rows, count, dk, dv);
+              if (!c.ok()) TA_IGNORE("arena too small");
+              rng.fill_normal(c.q, rows * c.ldq, 2.0f);
+              rng.fill_normal(c.k, count * c.ldk);
+              rng.fill_normal(c.v, count * c.ldv);
+              for (size_t r = 0; r < rows; ++r) {  // a non-empty range per row, a different one for each
+                const size_t lo = ranges ? (r * 5) % count : 0;
+                const size_t hi = ranges ? lo + 1 + (r * 7 + count / 2) % (count - lo) : count;
+                c.own[2 * r] = lo;
+                c.own[2 * r + 1] = hi;
+              }
+              ++cases;
+              if (!c.run(k, ranges != 0)) {
+                ++declined;
+                continue;
+              }
+              double s[70], terms[70];
+              for (size_t r = 0; r < rows; ++r) {
+                c.scores(r, s, terms);
+                const size_t lo = c.own[2 * r], hi = c.own[2 * r + 1];
+                const RowWant w = want_row(s, lo, hi);
+                double max_terms = 0.0;
+                for (size_t j = lo; j < hi; ++j) max_terms = std::fmax(max_terms, terms[j]);
+                const double s_tol = 4e-7 * max_terms * static_cast<double>(dk) + 1e-30;
+                if (std::fabs(c.max[r] - w.max) > s_tol) ++bad_stats;
+                // The scores' rounding moves every weight by up to exp(2 * s_tol).
+                const double rel = 2.0 * s_tol + 1e-5;
+                if (std::fabs(c.sum[r] - w.sum) > rel * w.sum) ++bad_stats;
+                for (size_t col = 0; col < dv; ++col) {
+                  double want = 0.0, mag = 0.0;
+                  for (size_t j = lo; j < hi; ++j) {
+                    const double pj = std::exp(s[j] - w.max) / w.sum;
+                    want += pj * c.v[j * c.ldv + col];
+                    mag += pj * std::fabs(c.v[j * c.ldv + col]);
+                  }
+                  if (std::fabs(c.y.data()[r * c.ldy + col] - want) > 2.0 * rel * mag + 1e-30) ++bad_y;
+                }
+                for (size_t col = dv; col < c.ldy; ++col) overrun += c.y.data()[r * c.ldy + col] != kGuardValue;
+                for (size_t j = count; j < c.lds; ++j) overrun += c.s.data()[r * c.lds + j] != kGuardValue;
+              }
+              overrun += c.s.intact() ? 0 : 1;
+              overrun += c.y.intact() ? 0 : 1;
+            }
+          }
+    TA_CHECK(cases > 500);
+    TA_CHECK_MSG(declined == 0, "%s/%s: %zu finite blocks declined", k.port, k.simd_target(), declined);
+    TA_CHECK_MSG(bad_y == 0, "%s/%s: %zu fused outputs off", k.port, k.simd_target(), bad_y);
+    TA_CHECK_MSG(bad_stats == 0, "%s/%s: %zu row max or sum off", k.port, k.simd_target(), bad_stats);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside the block's rows and columns", k.port, k.simd_target(),
+                 overrun);
+
+    // What it must decline: each in every row position of a full block.
+    const float kHuge = 3e38f, kInf = std::numeric_limits<float>::infinity();
+    enum What { kNaNQuery, kInfScore, kAllMinusInf, kInfValue, kWhatCount };
+    const char* const names[] = {"a NaN query", "a +inf score", "a row of -inf scores", "an inf value row"};
+    for (int what = 0; what < kWhatCount; ++what)
+      for (size_t bad_row = 0; bad_row < tinyattn::kBlockRows; ++bad_row) {
+        Arena::Scope scope;
+        BlockCase c = BlockCase::make(tinyattn::kBlockRows, 9, 5, 11);
+        if (!c.ok()) TA_IGNORE("arena too small");
+        rng.fill_normal(c.q, c.rows * c.ldq);
+        rng.fill_normal(c.k, c.count * c.ldk);
+        rng.fill_normal(c.v, c.count * c.ldv);
+        float* qr = c.q + bad_row * c.ldq;
+        switch (what) {
+          case kNaNQuery: qr[2] = std::numeric_limits<float>::quiet_NaN(); break;
+          case kInfScore: qr[0] = kHuge; c.k[3 * c.ldk] = kHuge; break;
+          case kAllMinusInf:
+            for (size_t d = 0; d < c.dk; ++d) qr[d] = d == 0 ? kHuge : 0.0f;
+            for (size_t j = 0; j < c.count; ++j) c.k[j * c.ldk] = -kHuge;
+            break;
+          default: c.v[(bad_row + 4) * c.ldv + 7] = kInf; break;  // a key every row sees, weight > 0
+        }
+        TA_CHECK_MSG(!c.run(k, false), "%s/%s: accepted a block with %s in row %zu", k.port, k.simd_target(),
+                     names[what], bad_row);
+      }
+  }
+  if (ports_with == 0) TA_IGNORE("no port in this build has attend_block");
+}

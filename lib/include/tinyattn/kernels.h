@@ -26,6 +26,8 @@ inline constexpr int kPortCount = 5;
 // Query rows the optional block primitives below take at once.
 inline constexpr size_t kBlockRows = 4;
 
+struct AttendBlock;  // the fused block's arguments (below)
+
 struct KernelsF32 {
   const char* port = nullptr;  // "scalar", "highway", "xsimd", "mve"
 
@@ -78,6 +80,41 @@ struct KernelsF32 {
   // (then 0 * v adds nothing), and otherwise uses weighted_sum row by row.
   void (*weighted_sum_block)(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
                              size_t dv, const float* a, float* y, size_t ldy) = nullptr;
+
+  // Optional fused block (nullptr: the driver composes the primitives above):
+  // one call from scores to outputs for a block whose scores fit in the
+  // workspace, so short rows pay no call, reload or reduction latency between
+  // the steps. See AttendBlock for what it computes and when it may decline.
+  bool (*attend_block)(const AttendBlock& b) = nullptr;
+};
+
+// Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows),
+// row r sees keys [own[2r], own[2r+1]) of [0, count) (own == nullptr: all of
+// them; every range is non-empty) and the port computes
+//   s_rj   = scale * dot(q + r*ldq, k + j*ldk)                  (into s + r*lds)
+//   max[r] = max_j s_rj,  sum[r] = sum_j exp(s_rj - max[r])     (tinyattn's exp)
+//   y[r*ldy + c] = sum_j exp(s_rj - max[r]) * v[j*ldv + c] / sum[r]
+// over the row's own keys; lds >= count. The port returns false when a row's
+// max is not finite, its sum is NaN (a NaN, +inf or all -inf logit) or an
+// output y is not finite (an inf or NaN in V: the port may multiply a zero
+// weight with it): y, max and sum are then unspecified and the driver
+// computes the block again with the primitives above, whose semantics cover
+// those rows. It may write s either way.
+struct AttendBlock {
+  const float* q;
+  size_t ldq, rows;
+  const float* k;
+  size_t ldk;
+  const float* v;
+  size_t ldv, count, dk, dv;
+  float scale;
+  const size_t* own;
+  float* s;
+  size_t lds;
+  float* y;
+  size_t ldy;
+  float* max;
+  float* sum;
 };
 
 // The kernel table of a port, or nullptr if that port is not compiled in.

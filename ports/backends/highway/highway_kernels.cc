@@ -673,6 +673,130 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
   }
   if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
 }
+
+// Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
+// from -FLT_MAX: all -inf would come back finite.
+HWY_INLINE V BroadcastMax(D d, V m) {
+#if HWY_TARGET == HWY_EMU128
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  hn::Store(m, d, lanes);
+  float r = lanes[0];
+  for (size_t i = 1; i < hn::Lanes(d); ++i) r = lanes[i] > r ? lanes[i] : r;
+  return hn::Set(d, r);
+#else
+  return hn::MaxOfLanes(d, m);
+#endif
+}
+
+// exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
+// select of ExpFixRange can apply.
+HWY_INLINE V ExpNonPositive(D d, V x) {
+  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, kExpCoefficients.flush_below)), ExpCore(d, x));
+}
+
+// f(r, x_r, y_r) for rows r < R <= 4: the rows' vectors are named variables,
+// not array elements, which SVE's sizeless vectors cannot be. The lambdas
+// below capture no vector for the same reason.
+template <size_t R, class F>
+HWY_INLINE void ForRows(const F& f, V& x0, V& x1, V& x2, V& x3, V& y0, V& y1, V& y2, V& y3) {
+  f(0, x0, y0);
+  if (R > 1) f(1, x1, y1);
+  if (R > 2) f(2, x2, y2);
+  if (R > 3) f(3, x3, y3);
+}
+
+// Whether y[r*ldy + c] is finite for every r < R, c < dv.
+template <size_t R>
+HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size_t dv) {
+  const size_t N = hn::Lanes(d);
+  const size_t full = dv - dv % N;
+  auto ok = hn::IsFinite(hn::Zero(d));  // all true
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t c = 0; c < full; c += N) ok = hn::And(ok, hn::IsFinite(hn::LoadU(d, y + r * ldy + c)));
+    if (full < dv) ok = hn::And(ok, hn::IsFinite(LoadTail(d, y + r * ldy + full, dv - full)));  // zeros past dv
+  }
+  return hn::AllTrue(d, ok);
+}
+
+// The fused block for R rows. The rows' max, exp and sum chains run
+// interleaved (j outer, rows inner), which short rows (the small shapes'
+// case) need: a row at a time is bound by the latency of its reductions. No
+// NaN bookkeeping in the max (x86 max returns an operand): a NaN score makes
+// its row's sum NaN instead, which the check below catches.
+template <size_t R>
+HWY_INLINE bool AttendRows(const AttendBlock& b) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const D d;
+  const size_t N = hn::Lanes(d);
+  float* HWY_RESTRICT s = b.s;
+  const size_t lds = b.lds, count = b.count, full = count - count % N, rest = count - full;
+  ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, b.dk, b.scale, s, lds);
+  if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+    for (size_t r = 0; r < R; ++r) {
+      float* sr = s + r * lds;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
+      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = -kInf;
+    }
+  }
+  V m0 = hn::Set(d, -kInf), m1 = m0, m2 = m0, m3 = m0;  // each row's max
+  V a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;        // each row's sum
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>([&](size_t r, V& m, V&) { m = hn::Max(m, hn::LoadU(d, s + r * lds + j)); }, m0, m1, m2, m3, a0, a1,
+               a2, a3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V&) {
+          const V x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, s + r * lds + full, rest), hn::Set(d, -kInf));
+          m = hn::Max(m, x);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  ForRows<R>([&](size_t, V& m, V&) { m = BroadcastMax(d, m); }, m0, m1, m2, m3, a0, a1, a2, a3);
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          const V e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + r * lds + j), m));
+          hn::StoreU(e, d, s + r * lds + j);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          float* x = s + r * lds + full;
+          const V e = hn::IfThenElseZero(hn::FirstN(d, rest), ExpNonPositive(d, hn::Sub(LoadTail(d, x, rest), m)));
+          StoreTail(d, e, x, rest);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
+  // compare also fails for a NaN sum, and for EMU128's -FLT_MAX max of a row
+  // of -inf (sum 0).
+  bool ok = true;
+  float inv[kBlockRows];
+  ForRows<R>(
+      [&](size_t r, V& m, V& a) {
+        const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
+        ok &= mx > -kInf && mx < kInf && sum >= 1.0f;
+        b.max[r] = mx;
+        b.sum[r] = sum;
+        inv[r] = 1.0f / sum;
+      },
+      m0, m1, m2, m3, a0, a1, a2, a3);
+  if (!ok) return false;
+  WeightedSumBlock(s, lds, R, b.v, b.ldv, count, b.dv, inv, b.y, b.ldy);
+  // An inf or NaN in V (a zero weight times inf is NaN): declined, the
+  // driver's row kernels skip zero weights.
+  return OutputsFinite<R>(d, b.y, b.ldy, b.dv);
+}
+
+bool AttendBlockKernel(const AttendBlock& b) {
+  switch (b.rows) {
+    case 1: return AttendRows<1>(b);
+    case 2: return AttendRows<2>(b);
+    case 3: return AttendRows<3>(b);
+    default: return AttendRows<4>(b);
+  }
+}
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
@@ -681,8 +805,9 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
 
 const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
-  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax,      ExpShiftSum,     WeightedSum,
-                                     Axpy,      Scale,      Exp,    ScoresBlock, WeightedSumBlock};
+  static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
+                                     WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
+                                     WeightedSumBlock, AttendBlockKernel};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};

@@ -409,6 +409,104 @@ struct Kernels {
     if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
   }
 
+  // Every lane: the largest lane of m.
+  static B broadcast_max(B m) {
+    alignas(A::alignment()) float lanes[N];
+    m.store_aligned(lanes);
+    float r = lanes[0];
+    for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
+    return B(r);
+  }
+
+  // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
+  // select of exp_fix_range can apply.
+  static B exp_non_positive(B x) {
+    return xsimd::select(x < B(kExpCoefficients.flush_below), B(0.0f), exp_core(x));
+  }
+
+  // The softmax numerators of R rows of scores at once, s[r*lds + j] =
+  // exp(s[r*lds + j] - max_r) for j < count; the rows' max and sum in
+  // max[r], sum[r]. The R rows' independent max, exp and sum chains
+  // interleave, which short rows (the small shapes' case) need: a row at a
+  // time is bound by the latency of its reductions. No NaN bookkeeping in the
+  // max (x86 max returns an operand): a NaN score makes its row's sum NaN.
+  template <size_t R>
+  static void block_numerators(float* s, size_t lds, size_t count, float* max, float* sum) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    const size_t full = count - count % N, rest = count - full;
+    B m[R], acc[R], shift[R];
+    for (size_t r = 0; r < R; ++r) m[r] = B(-kInf);
+    for (size_t j = 0; j < full; j += N)
+      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], B::load_unaligned(s + r * lds + j));
+    if (rest)
+      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], load_tail(s + r * lds + full, rest, -kInf));
+    for (size_t r = 0; r < R; ++r) {
+      shift[r] = broadcast_max(m[r]);
+      acc[r] = B(0.0f);
+    }
+    for (size_t j = 0; j < full; j += N)
+      for (size_t r = 0; r < R; ++r) {
+        const B e = exp_non_positive(B::load_unaligned(s + r * lds + j) - shift[r]);
+        e.store_unaligned(s + r * lds + j);
+        acc[r] += e;
+      }
+    if (rest)
+      for (size_t r = 0; r < R; ++r) {  // the tail's padding (-inf) gives 0
+        const B e = exp_non_positive(load_tail(s + r * lds + full, rest, -kInf) - shift[r]);
+        store_tail(e, s + r * lds + full, rest);
+        acc[r] += e;
+      }
+    for (size_t r = 0; r < R; ++r) {
+      max[r] = shift[r].get(0);
+      sum[r] = xsimd::hadd(acc[r]);
+    }
+  }
+
+  // Whether y[r*ldy + c] is finite for every r < R, c < dv.
+  template <size_t R>
+  static bool outputs_finite(const float* y, size_t ldy, size_t dv) {
+    const size_t full = dv - dv % N;
+    auto fine = xsimd::isfinite(B(0.0f));  // all true
+    for (size_t r = 0; r < R; ++r) {
+      for (size_t c = 0; c < full; c += N) fine = fine & xsimd::isfinite(B::load_unaligned(y + r * ldy + c));
+      if (full < dv) fine = fine & xsimd::isfinite(load_tail(y + r * ldy + full, dv - full, 0.0f));
+    }
+    return xsimd::all(fine);
+  }
+
+  template <size_t R>
+  static bool attend_rows(const AttendBlock& b) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+    if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+      for (size_t r = 0; r < R; ++r) {
+        float* sr = b.s + r * b.lds;
+        for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
+        for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -kInf;
+      }
+    }
+    block_numerators<R>(b.s, b.lds, b.count, b.max, b.sum);
+    float inv[kBlockRows];
+    for (size_t r = 0; r < R; ++r) {
+      // A finite max has a term exp(0) = 1, so the sum is >= 1 (false for NaN).
+      if (!(b.max[r] > -kInf && b.max[r] < kInf && b.sum[r] >= 1.0f)) return false;
+      inv[r] = 1.0f / b.sum[r];
+    }
+    weighted_sum_block(b.s, b.lds, R, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);
+    // An inf or NaN in V (a zero weight times inf is NaN): declined, the
+    // driver's row kernels skip zero weights.
+    return outputs_finite<R>(b.y, b.ldy, b.dv);
+  }
+
+  static bool attend_block(const AttendBlock& b) {
+    switch (b.rows) {
+      case 1: return attend_rows<1>(b);
+      case 2: return attend_rows<2>(b);
+      case 3: return attend_rows<3>(b);
+      default: return attend_rows<4>(b);
+    }
+  }
+
   static void exp(const float* x, float* out, size_t n) {
     size_t j = 0;
     for (; j + N <= n; j += N) exp_poly(B::load_unaligned(x + j)).store_unaligned(out + j);
@@ -423,7 +521,7 @@ const KernelsF32* make_table() {
   static constexpr KernelsF32 kTable{"xsimd",         Label,          K::scores,
                                      K::row_max,      K::exp_shift_sum, K::weighted_sum,
                                      K::axpy,         K::scale,         K::exp,
-                                     K::scores_block, K::weighted_sum_block};
+                                     K::scores_block, K::weighted_sum_block, K::attend_block};
   return &kTable;
 }
 
