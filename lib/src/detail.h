@@ -6,6 +6,15 @@
 
 #include "tinyattn/attention.h"
 
+// Keeps a function's frame out of its caller's: where a driver picks one of
+// several block routines, the stack then costs the deepest of them, not
+// their sum (the board stack bound, docs/hardening.md).
+#if defined(__GNUC__)
+#define TINYATTN_NOINLINE __attribute__((noinline))
+#else
+#define TINYATTN_NOINLINE
+#endif
+
 namespace tinyattn {
 namespace detail {
 

@@ -61,7 +61,7 @@ namespace {
 using detail::Extent;
 using detail::fill;
 
-Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
                         const Options& o, const KernelsF32** kernels) {
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
   if (!io.q || !io.k || !io.v || !io.y || !ws.data) return Status::kNullPointer;
