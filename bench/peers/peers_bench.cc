@@ -162,13 +162,20 @@ int main(int argc, char** argv) {
     runs.push_back(make_onednn(prob));
     for (tinyattn::Port p : kPorts)
       if (tinyattn::kernels_f32(p)) runs.push_back(make_tinyattn(prob, p));
+    // Samples alternate between the implementations (one of each per round),
+    // as for the softmax rows below: on a shared machine whose speed drifts
+    // within a run, measuring them one after another moved ratios by 20%+.
+    std::vector<Sampler> samplers;
+    for (const std::unique_ptr<Forward>& run : runs)
+      if (run) samplers.push_back(make_sampler([f = run.get()] { f->run(); }));
+    const std::vector<double> times = interleaved_median_seconds(samplers, cfg);
     std::vector<Row> rows;
-    for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t r = 0, next = 0; r < runs.size(); ++r) {
       if (!runs[r]) {
         rows.push_back({impls[r], NAN, NAN, r < 3});
         continue;
       }
-      const double t = median_seconds([&] { runs[r]->run(); }, cfg);
+      const double t = times[next++];
       rows.push_back({impls[r], t, prob.flops() / t * 1e-9, r < 3});
     }
     double fastest_peer = INFINITY;
@@ -206,15 +213,17 @@ int main(int argc, char** argv) {
     // One row per implementation, sampled in turn. Softmax of a softmax is
     // still a valid row, so repeating in place keeps every input in the
     // normal range.
-    // Every row starts on a 64-byte boundary: where the heap happens to put
-    // a row (16-byte aligned, so every other 32-byte load straddles a cache
-    // line, or not) moved single ratios by up to 0.4 between runs.
+    // The rows lie in one buffer, each on a 64-byte boundary: with a heap
+    // block per row, where the heap happened to put each one moved single
+    // ratios by up to 0.4 between runs.
     constexpr size_t kLineFloats = 64 / sizeof(float);
-    std::vector<std::vector<float>> storage(kernels.size() + 1, std::vector<float>(n + kLineFloats));
+    const size_t stride = (n + kLineFloats - 1) / kLineFloats * kLineFloats + kLineFloats;
+    std::vector<float> storage((kernels.size() + 1) * stride + kLineFloats);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
+    float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
     std::vector<float*> rows;
-    for (std::vector<float>& buf : storage) {
-      const uintptr_t at = reinterpret_cast<uintptr_t>(buf.data());
-      float* row = buf.data() + (64 - at % 64) % 64 / sizeof(float);
+    for (size_t i = 0; i <= kernels.size(); ++i) {
+      float* row = first + i * stride;
       for (size_t j = 0; j < n; ++j) row[j] = 8.0f * init.k[j];
       rows.push_back(row);
     }
