@@ -7,6 +7,7 @@
 // 2*N*M*Dk + 2*N*M*Dv; every time is the median over repetitions; ratios are
 // computed within this one run. Nothing here asserts a time.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -161,13 +162,20 @@ int main(int argc, char** argv) {
     runs.push_back(make_onednn(prob));
     for (tinyattn::Port p : kPorts)
       if (tinyattn::kernels_f32(p)) runs.push_back(make_tinyattn(prob, p));
+    // Samples alternate between the implementations (one of each per round),
+    // as for the softmax rows below: on a shared machine whose speed drifts
+    // within a run, measuring them one after another moved ratios by 20%+.
+    std::vector<Sampler> samplers;
+    for (const std::unique_ptr<Forward>& run : runs)
+      if (run) samplers.push_back(make_sampler([f = run.get()] { f->run(); }));
+    const std::vector<double> times = interleaved_median_seconds(samplers, cfg);
     std::vector<Row> rows;
-    for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t r = 0, next = 0; r < runs.size(); ++r) {
       if (!runs[r]) {
         rows.push_back({impls[r], NAN, NAN, r < 3});
         continue;
       }
-      const double t = median_seconds([&] { runs[r]->run(); }, cfg);
+      const double t = times[next++];
       rows.push_back({impls[r], t, prob.flops() / t * 1e-9, r < 3});
     }
     double fastest_peer = INFINITY;
@@ -205,13 +213,24 @@ int main(int argc, char** argv) {
     // One row per implementation, sampled in turn. Softmax of a softmax is
     // still a valid row, so repeating in place keeps every input in the
     // normal range.
-    std::vector<std::vector<float>> rows(kernels.size() + 1, std::vector<float>(n));
-    for (std::vector<float>& row : rows)
+    // The rows lie in one buffer, each on a 64-byte boundary: with a heap
+    // block per row, where the heap happened to put each one moved single
+    // ratios by up to 0.4 between runs.
+    constexpr size_t kLineFloats = 64 / sizeof(float);
+    const size_t stride = (n + kLineFloats - 1) / kLineFloats * kLineFloats + kLineFloats;
+    std::vector<float> storage((kernels.size() + 1) * stride + kLineFloats);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
+    float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
+    std::vector<float*> rows;
+    for (size_t i = 0; i <= kernels.size(); ++i) {
+      float* row = first + i * stride;
       for (size_t j = 0; j < n; ++j) row[j] = 8.0f * init.k[j];
+      rows.push_back(row);
+    }
     std::vector<Sampler> samplers;
-    samplers.push_back(make_sampler([&rows, n] { softmax_row_libmvec(rows[0].data(), n); }));
+    samplers.push_back(make_sampler([row = rows[0], n] { softmax_row_libmvec(row, n); }));
     for (size_t i = 0; i < kernels.size(); ++i) {
-      float* row = rows[i + 1].data();
+      float* row = rows[i + 1];
       const tinyattn::KernelsF32* k = kernels[i];
       samplers.push_back(make_sampler([row, k, n] { softmax_row_tinyattn(*k, row, n); }));
     }
