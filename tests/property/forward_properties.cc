@@ -340,6 +340,8 @@ TA_CASE("forward: the tiled path handles +inf, NaN and fully masked tiles like t
     bias[a * d.m + tinyattn::kKeyTile + 2] = inf;
     bias[(a + 1) * d.m + tinyattn::kKeyTile + 5] = std::numeric_limits<float>::quiet_NaN();
     for (size_t j = 0; j < d.m; ++j) bias[(a + 2) * d.m + j] = -inf;
+    // With 37 rows, row a-1: NaN in the first tile, finite keys after it.
+    if (a > 0) bias[(a - 1) * d.m + 5] = std::numeric_limits<float>::quiet_NaN();
     for (size_t pi = 0; pi < pl.n; ++pi) {
       Arena::Scope inner;
       Problem p = make_problem(d, 9);
@@ -349,6 +351,9 @@ TA_CASE("forward: the tiled path handles +inf, NaN and fully masked tiles like t
       const Result y = close(p.y, p.y_ref, d.y_elems(), 1e-6, 1e-6);
       TA_CHECK_MSG(y.ok, "%s: tiled special rows differ from the reference by %g at %zu",
                    tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
+      const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+      TA_CHECK_MSG(l.ok, "%s: tiled special rows' lse differ from the reference by %g at %zu",
+                   tinyattn::port_name(pl.ports[pi]), l.worst, l.index);
     }
   }
 }
