@@ -294,51 +294,67 @@ TA_CASE("forward: a NaN logit poisons only its own row") {
 TA_CASE("forward: long rows without weights take the tiled online softmax and match the reference") {
   PortList pl;
   // M > kKeyTile, not a multiple of it; masks that leave tiles empty or partial.
-  const Dims d{5, 2 * tinyattn::kKeyTile + 37, 16, 9, 2, 1};
-  TA_CHECK(tinyattn::forward_uses_tiles(d, false));
-  TA_CHECK(!tinyattn::forward_uses_tiles(d, true));
+  // 37 rows: more than one group of rows walks the key tiles together (32
+  // rows at Dv = 9), the last one with a partial block.
+  const Dims dims[] = {{5, 2 * tinyattn::kKeyTile + 37, 16, 9, 2, 1}, {37, 2 * tinyattn::kKeyTile + 37, 16, 9, 2, 1}};
   Mask window = Mask::sliding_window(300, 0, tinyattn::Align::kBottomRight);
   Mask padded = Mask::causal_bottom_right();
   padded.kv_len = static_cast<uint32_t>(tinyattn::kKeyTile + 3);
   const Mask masks[] = {Mask::none(), Mask::causal_top_left(), window, padded};
-  for (size_t pi = 0; pi < pl.n; ++pi)
-    for (const Mask& mask : masks) {
-      Arena::Scope scope;
-      Problem p = make_problem(d, 404, 2.0f);
-      if (!p.ok) TA_IGNORE("arena too small for M = 549");
-      run_reference(p, mask);
-      TA_CHECK(run_port(p, pl.ports[pi], mask, {}, false) == Status::kOk);
-      const double vmax = max_abs(p.v, d.v_elems());
-      const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
-      TA_CHECK_MSG(y.ok, "%s tiled: Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
-      const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
-      TA_CHECK_MSG(l.ok, "%s tiled: lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), l.worst, l.index);
-      const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
-      TA_CHECK_MSG(hull.ok, "%s tiled: outside the value hull by %g", tinyattn::port_name(pl.ports[pi]), hull.worst);
-    }
+  for (const Dims& d : dims) {
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (const Mask& mask : masks) {
+        TA_CHECK(tinyattn::forward_uses_tiles(d, false));
+        TA_CHECK(!tinyattn::forward_uses_tiles(d, true));
+        Arena::Scope scope;
+        Problem p = make_problem(d, 404, 2.0f);
+        if (!p.ok) TA_IGNORE("arena too small for M = 549");
+        run_reference(p, mask);
+        TA_CHECK(run_port(p, pl.ports[pi], mask, {}, false) == Status::kOk);
+        const double vmax = max_abs(p.v, d.v_elems());
+        const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
+        TA_CHECK_MSG(y.ok, "%s tiled: Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
+        const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+        TA_CHECK_MSG(l.ok, "%s tiled: lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), l.worst, l.index);
+        const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
+        TA_CHECK_MSG(hull.ok, "%s tiled: outside the value hull by %g", tinyattn::port_name(pl.ports[pi]), hull.worst);
+      }
+  }
 }
 
 TA_CASE("forward: the tiled path handles +inf, NaN and fully masked tiles like the plain path") {
   PortList pl;
-  const Dims d{3, tinyattn::kKeyTile + 10, 4, 3};
-  Arena::Scope scope;
-  float* bias = alloc<float>(d.n * d.m);
-  const float inf = std::numeric_limits<float>::infinity();
-  for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = 0.0f;
-  // row 0: +inf on two keys in different tiles; row 1: NaN in the second tile;
-  // row 2: everything masked by -inf.
-  bias[0 * d.m + 3] = inf;
-  bias[0 * d.m + tinyattn::kKeyTile + 2] = inf;
-  bias[1 * d.m + tinyattn::kKeyTile + 5] = std::numeric_limits<float>::quiet_NaN();
-  for (size_t j = 0; j < d.m; ++j) bias[2 * d.m + j] = -inf;
-  for (size_t pi = 0; pi < pl.n; ++pi) {
-    Arena::Scope inner;
-    Problem p = make_problem(d, 9);
-    run_reference(p, Mask::additive(bias));
-    TA_CHECK(run_port(p, pl.ports[pi], Mask::additive(bias), {}, false) == Status::kOk);
-    const Result y = close(p.y, p.y_ref, d.y_elems(), 1e-6, 1e-6);
-    TA_CHECK_MSG(y.ok, "%s: tiled special rows differ from the reference by %g at %zu",
-                 tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
+  // Three rows, and 37 with the special rows in the second group of rows
+  // that walks the key tiles together (rows 32-36 at Dv = 3).
+  const Dims dims[] = {{3, tinyattn::kKeyTile + 10, 4, 3}, {37, tinyattn::kKeyTile + 10, 4, 3}};
+  for (const Dims& d : dims) {
+    Arena::Scope scope;
+    float* bias = alloc<float>(d.n * d.m);
+    if (!bias) TA_IGNORE("arena too small");
+    const float inf = std::numeric_limits<float>::infinity();
+    for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = 0.0f;
+    // row a: +inf on two keys in different tiles; row a+1: NaN in the second
+    // tile; row a+2: everything masked by -inf.
+    const size_t a = d.n - 3;
+    bias[a * d.m + 3] = inf;
+    bias[a * d.m + tinyattn::kKeyTile + 2] = inf;
+    bias[(a + 1) * d.m + tinyattn::kKeyTile + 5] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t j = 0; j < d.m; ++j) bias[(a + 2) * d.m + j] = -inf;
+    // With 37 rows, row a-1: NaN in the first tile, finite keys after it.
+    if (a > 0) bias[(a - 1) * d.m + 5] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t pi = 0; pi < pl.n; ++pi) {
+      Arena::Scope inner;
+      Problem p = make_problem(d, 9);
+      if (!p.ok) TA_IGNORE("arena too small");
+      run_reference(p, Mask::additive(bias));
+      TA_CHECK(run_port(p, pl.ports[pi], Mask::additive(bias), {}, false) == Status::kOk);
+      const Result y = close(p.y, p.y_ref, d.y_elems(), 1e-6, 1e-6);
+      TA_CHECK_MSG(y.ok, "%s: tiled special rows differ from the reference by %g at %zu",
+                   tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
+      const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+      TA_CHECK_MSG(l.ok, "%s: tiled special rows' lse differ from the reference by %g at %zu",
+                   tinyattn::port_name(pl.ports[pi]), l.worst, l.index);
+    }
   }
 }
 

@@ -59,8 +59,10 @@ constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d
 // R = forward_block_rows(dims) query rows at a time:
 //  with_weights = true  (default, always enough): R rows of M scores.
 //  with_weights = false (for callers that never ask for A): R rows of
-//                       min(M, kKeyTile) scores + 2*R*Dv accumulators,
-//                       independent of M.
+//                       min(M, kKeyTile) scores + 2*R*Dv floats (the tile
+//                       sums of a block, and the running max and sum of the
+//                       rows that walk the key tiles together, or one row's
+//                       accumulator), independent of M.
 // It never grows with N past kBlockRows, nor with the number of heads.
 constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true) {
   return forward_uses_tiles(d, with_weights)
