@@ -88,6 +88,15 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
 }
 
 
+// Only the Highway and xsimd ports have attend_block: a build with neither
+// (the boards' scalar and Helium builds) leaves the fused path out of the
+// image (the Cortex-M4F code size goal, docs/performance.md).
+#if TINYATTN_HAVE_HIGHWAY || TINYATTN_HAVE_XSIMD
+constexpr bool kAnyPortFuses = true;
+#else
+constexpr bool kAnyPortFuses = false;
+#endif
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -510,7 +519,8 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // KV head, when a block first needs it. The fused block (attend_block)
   // checks its own outputs instead and declines when one is not finite.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused = kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
+  const bool fused = kAnyPortFuses && kern.attend_block != nullptr && !tiled && !p.element_masks &&
+                     io.weights == nullptr;
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   bool v_finite = false;
