@@ -25,6 +25,19 @@ struct Ports {
 
 Guarded<float> guarded(size_t n) { return Guarded<float>::make(n, kGuardValue); }
 
+// dot(a, b) over n in double; *terms gets sum |a[c] * b[c]| (the scale of its
+// rounding error).
+double dot_terms(const float* a, const float* b, size_t n, double* terms) {
+  double want = 0.0, t = 0.0;
+  for (size_t c = 0; c < n; ++c) {
+    const double x = static_cast<double>(a[c]) * b[c];
+    want += x;
+    t += std::fabs(x);
+  }
+  *terms = t;
+  return want;
+}
+
 // |got - want| <= tol * scale_of_terms, with scale_of_terms = sum |terms|.
 bool near(float got, double want, double abs_terms) {
   return std::fabs(static_cast<double>(got) - want) <= 4e-7 * abs_terms + 1e-30;
@@ -50,11 +63,8 @@ TA_CASE("kernels: scores are scaled dot products for every count and dk") {
         rng.fill_normal(kk, count * ldk);
         k.scores(q, kk, ldk, count, dk, 0.5f, s.data());
         for (size_t j = 0; j < count; ++j) {
-          double want = 0.0, terms = 0.0;
-          for (size_t c = 0; c < dk; ++c) {
-            want += static_cast<double>(q[c]) * kk[j * ldk + c];
-            terms += std::fabs(static_cast<double>(q[c]) * kk[j * ldk + c]);
-          }
+          double terms = 0.0;
+          const double want = dot_terms(q, kk + j * ldk, dk, &terms);
           if (!near(s.data()[j], 0.5 * want, 0.5 * terms * static_cast<double>(dk))) ++bad;
         }
         overrun += !s.intact();
@@ -198,12 +208,8 @@ TA_CASE("kernels: scores_block and weighted_sum_block match double sums for ever
           k.weighted_sum_block(p, ldp, rows, v, ldv, count, width, a, y.data(), ldy);
           for (size_t r = 0; r < rows; ++r) {
             for (size_t j = 0; j < count; ++j) {
-              double want = 0.0, terms = 0.0;
-              for (size_t c = 0; c < width; ++c) {
-                const double t = static_cast<double>(q[r * ldq + c]) * kk[j * ldk + c];
-                want += t;
-                terms += std::fabs(t);
-              }
+              double terms = 0.0;
+              const double want = dot_terms(q + r * ldq, kk + j * ldk, width, &terms);
               if (!near(s.data()[r * lds + j], 0.75 * want, 0.75 * terms * static_cast<double>(width))) ++bad_s;
             }
             for (size_t j = count; j < lds; ++j) overrun += s.data()[r * lds + j] != kGuardValue;
@@ -271,14 +277,8 @@ struct BlockCase {
   // Row r's scores in double (scale 0.75) and their sum of |terms|.
   void scores(size_t r, double* out, double* terms) const {
     for (size_t j = 0; j < count; ++j) {
-      double want = 0.0, t = 0.0;
-      for (size_t c = 0; c < dk; ++c) {
-        const double x = static_cast<double>(q[r * ldq + c]) * k[j * ldk + c];
-        want += x;
-        t += std::fabs(x);
-      }
-      out[j] = 0.75 * want;
-      terms[j] = 0.75 * t;
+      out[j] = 0.75 * dot_terms(q + r * ldq, k + j * ldk, dk, &terms[j]);
+      terms[j] *= 0.75;
     }
   }
 };
