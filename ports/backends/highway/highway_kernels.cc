@@ -243,6 +243,20 @@ void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk
   }
 }
 
+// Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
+// from -FLT_MAX: all -inf would come back finite.
+HWY_INLINE V BroadcastMax(D d, V m) {
+#if HWY_TARGET == HWY_EMU128
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  hn::Store(m, d, lanes);
+  float r = lanes[0];
+  for (size_t i = 1; i < hn::Lanes(d); ++i) r = lanes[i] > r ? lanes[i] : r;
+  return hn::Set(d, r);
+#else
+  return hn::MaxOfLanes(d, m);
+#endif
+}
+
 float RowMax(const float* HWY_RESTRICT x, size_t n) {
   const D d;
   const size_t N = hn::Lanes(d);
@@ -273,18 +287,7 @@ float RowMax(const float* HWY_RESTRICT x, size_t n) {
     m1 = hn::Max(m1, v);
   }
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
-  const V m = hn::Max(hn::Max(m0, m1), hn::Max(m2, m3));
-#if HWY_TARGET == HWY_EMU128
-  // Not MaxOfLanes: EMU128's starts from -FLT_MAX, so all -inf (a fully
-  // masked row) would come back finite.
-  HWY_ALIGN float lanes[hn::MaxLanes(D())];
-  hn::Store(m, d, lanes);
-  float r = lanes[0];
-  for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
-  return r;
-#else
-  return hn::GetLane(hn::MaxOfLanes(d, m));
-#endif
+  return hn::GetLane(BroadcastMax(d, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))));
 }
 
 float ExpShiftSum(float* HWY_RESTRICT x, size_t n, float shift) {
@@ -672,20 +675,6 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
     c += N;
   }
   if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
-}
-
-// Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
-// from -FLT_MAX: all -inf would come back finite.
-HWY_INLINE V BroadcastMax(D d, V m) {
-#if HWY_TARGET == HWY_EMU128
-  HWY_ALIGN float lanes[hn::MaxLanes(D())];
-  hn::Store(m, d, lanes);
-  float r = lanes[0];
-  for (size_t i = 1; i < hn::Lanes(d); ++i) r = lanes[i] > r ? lanes[i] : r;
-  return hn::Set(d, r);
-#else
-  return hn::MaxOfLanes(d, m);
-#endif
 }
 
 // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush

@@ -122,6 +122,15 @@ struct Kernels {
     }
   }
 
+  // Every lane: the largest lane of m.
+  static B broadcast_max(B m) {
+    alignas(A::alignment()) float lanes[N];
+    m.store_aligned(lanes);
+    float r = lanes[0];
+    for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
+    return B(r);
+  }
+
   static float row_max(const float* x, size_t n) {
     const float minus_inf = -std::numeric_limits<float>::infinity();
     // Four accumulators: four independent max chains per iteration.
@@ -150,11 +159,7 @@ struct Kernels {
       m1 = xsimd::max(m1, v);
     }
     if (xsimd::any(nan)) return std::numeric_limits<float>::quiet_NaN();
-    alignas(A::alignment()) float lanes[N];
-    xsimd::max(xsimd::max(m0, m1), xsimd::max(m2, m3)).store_aligned(lanes);
-    float m = lanes[0];
-    for (size_t i = 1; i < N; ++i) m = lanes[i] > m ? lanes[i] : m;
-    return m;
+    return broadcast_max(xsimd::max(xsimd::max(m0, m1), xsimd::max(m2, m3))).get(0);
   }
 
   static float exp_shift_sum(float* x, size_t n, float shift) {
@@ -407,15 +412,6 @@ struct Kernels {
       c += N;
     }
     if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
-  }
-
-  // Every lane: the largest lane of m.
-  static B broadcast_max(B m) {
-    alignas(A::alignment()) float lanes[N];
-    m.store_aligned(lanes);
-    float r = lanes[0];
-    for (size_t i = 1; i < N; ++i) r = lanes[i] > r ? lanes[i] : r;
-    return B(r);
   }
 
   // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
