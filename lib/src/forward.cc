@@ -61,8 +61,10 @@ namespace {
 using detail::Extent;
 using detail::fill;
 
+// A frame of its own: its extent tables are not on the stack while forward()
+// runs the blocks (the board stack bound, docs/hardening.md).
 TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
-                        const Options& o, const KernelsF32** kernels) {
+                                          const Options& o, const KernelsF32** kernels) {
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
   if (!io.q || !io.k || !io.v || !io.y || !ws.data) return Status::kNullPointer;
   if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) ||
