@@ -94,9 +94,9 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
 // (the boards' scalar and Helium builds) leaves the fused path out of the
 // image (the Cortex-M4F code size goal, docs/performance.md).
 #if TINYATTN_HAVE_HIGHWAY || TINYATTN_HAVE_XSIMD
-constexpr bool kAnyPortFuses = true;
+#define TINYATTN_FUSED_BLOCKS 1
 #else
-constexpr bool kAnyPortFuses = false;
+#define TINYATTN_FUSED_BLOCKS 0
 #endif
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -333,6 +333,7 @@ void plain_block(const Problem& p, const Block& b, float* s, size_t lds) {
     if (end[r] != RowEnd::kLive) fill(y + r * p.d.dv, p.d.dv, end[r] == RowEnd::kNaNLogit ? kNaN : 0.0f);
 }
 
+#if TINYATTN_FUSED_BLOCKS
 // plain_block in one port call (KernelsF32::attend_block), for blocks without
 // element masks or weights output. Returns false if the port declined (a NaN
 // or infinite logit, or an output that is not finite); the other paths then
@@ -355,6 +356,7 @@ bool fused_block(const Problem& p, const Block& b, float* s, size_t lds) {
     for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = max[r] + std::log(sum[r]);
   return true;
 }
+#endif
 
 // The online softmax of one row of a block over one tile of scores (its own
 // part `own` of the tile): tiled_row's loop body. Returns whether the tile
@@ -521,8 +523,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // KV head, when a block first needs it. The fused block (attend_block)
   // checks its own outputs instead and declines when one is not finite.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused = kAnyPortFuses && kern.attend_block != nullptr && !tiled && !p.element_masks &&
-                     io.weights == nullptr;
+#if TINYATTN_FUSED_BLOCKS
+  const bool fused = kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
+#endif
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   bool v_finite = false;
@@ -557,7 +560,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         if (r.hi > u.hi) u.hi = r.hi;
       }
       const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+#if TINYATTN_FUSED_BLOCKS
       if (fused && !any_empty && fused_block(p, b, s, lds)) continue;
+#endif
       if (blocks && i0 + 1 < d.n && !any_empty && head_v_finite()) {  // two rows or more
         plain_block(p, b, s, lds);  // tiled blocks took the group path above
         continue;
