@@ -214,6 +214,22 @@ inline void load_pair(const float*& p, float& x, float& y) {
   asm("ldrd %0, %1, [%2], #8" : "=r"(x), "=r"(y), "+r"(p) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
 }
 
+// a_r += v0 * p_r[0] + v1 * p_r[1] for the four rows of a tile, each p_r
+// advanced by two (one LDRD per row): the two-term step of both block kernels.
+inline void four_rows_two_terms(float32x4_t v0, float32x4_t v1, const float*& p0, const float*& p1,
+                                const float*& p2, const float*& p3, float32x4_t& a0, float32x4_t& a1,
+                                float32x4_t& a2, float32x4_t& a3) {
+  float x0, y0, x1, y1, x2, y2, x3, y3;
+  load_pair(p0, x0, y0);
+  load_pair(p1, x1, y1);
+  load_pair(p2, x2, y2);
+  load_pair(p3, x3, y3);
+  a0 = vfmaq_n_f32(vfmaq_n_f32(a0, v0, x0), v1, y0);
+  a1 = vfmaq_n_f32(vfmaq_n_f32(a1, v0, x1), v1, y1);
+  a2 = vfmaq_n_f32(vfmaq_n_f32(a2, v0, x2), v1, y2);
+  a3 = vfmaq_n_f32(vfmaq_n_f32(a3, v0, x3), v1, y3);
+}
+
 // Row r of a tile to out + r*ld, for r < rows: all four lanes, or (kPartial)
 // the lanes of `lanes`.
 template <bool kPartial>
@@ -240,15 +256,7 @@ inline void two_columns(uint32x4_t addr, mve_pred16_t lanes, const float*& q0, c
       kPartial ? vldrwq_gather_base_z_f32(addr, kOffset, lanes) : vldrwq_gather_base_f32(addr, kOffset);
   const float32x4_t k1 =
       kPartial ? vldrwq_gather_base_z_f32(addr, kOffset + 4, lanes) : vldrwq_gather_base_f32(addr, kOffset + 4);
-  float x0, y0, x1, y1, x2, y2, x3, y3;
-  load_pair(q0, x0, y0);
-  load_pair(q1, x1, y1);
-  load_pair(q2, x2, y2);
-  load_pair(q3, x3, y3);
-  a0 = vfmaq_n_f32(vfmaq_n_f32(a0, k0, x0), k1, y0);
-  a1 = vfmaq_n_f32(vfmaq_n_f32(a1, k0, x1), k1, y1);
-  a2 = vfmaq_n_f32(vfmaq_n_f32(a2, k0, x2), k1, y2);
-  a3 = vfmaq_n_f32(vfmaq_n_f32(a3, k0, x3), k1, y3);
+  four_rows_two_terms(k0, k1, q0, q1, q2, q3, a0, a1, a2, a3);
 }
 
 // Four keys of scores_block: lane i of row r's accumulator is the dot product
@@ -307,15 +315,7 @@ inline void weigh_columns(const float* const* p, size_t rows, const float* vc, s
   for (; j >= 2; j -= 2, vc += 2 * ldv) {  // two keys: one LDRD per row
     const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
     const float32x4_t x1 = kPartial ? vld1q_z_f32(vc + ldv, lanes) : vld1q_f32(vc + ldv);
-    float w0, u0, w1, u1, w2, u2, w3, u3;
-    load_pair(p0, w0, u0);
-    load_pair(p1, w1, u1);
-    load_pair(p2, w2, u2);
-    load_pair(p3, w3, u3);
-    a0 = vfmaq_n_f32(vfmaq_n_f32(a0, x0, w0), x1, u0);
-    a1 = vfmaq_n_f32(vfmaq_n_f32(a1, x0, w1), x1, u1);
-    a2 = vfmaq_n_f32(vfmaq_n_f32(a2, x0, w2), x1, u2);
-    a3 = vfmaq_n_f32(vfmaq_n_f32(a3, x0, w3), x1, u3);
+    four_rows_two_terms(x0, x1, p0, p1, p2, p3, a0, a1, a2, a3);
   }
   if (j) {
     const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
