@@ -61,6 +61,14 @@ namespace {
 using detail::Extent;
 using detail::fill;
 
+// Whether forward() keeps a tile of the keys transposed (Scratch::kTransposedKeys):
+// the dims allow it, the port can use it, and the caller gave room for it.
+bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, size_t ws_bytes) {
+  return forward_transposes_keys(d, with_weights) && kern.scores_block_transposed != nullptr &&
+         kern.scores_block != nullptr && kern.weighted_sum_block != nullptr &&
+         ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
+}
+
 // A frame of its own: its extent tables are not on the stack while forward()
 // runs the blocks (the board stack bound, docs/hardening.md).
 TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
@@ -73,8 +81,10 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
   // On 32-bit targets Hq*N*M floats may not be addressable (validate(Dims)
   // checks every other tensor).
   if (io.weights && !fits_address_space(uint64_t{d.hq} * d.n * d.m)) return Status::kBadDimension;
-  const size_t ws_needed = forward_workspace_bytes(d, io.weights != nullptr);
-  if (ws.bytes < ws_needed) return Status::kWorkspaceTooSmall;
+  const bool with_weights = io.weights != nullptr;
+  if (ws.bytes < forward_workspace_bytes(d, with_weights)) return Status::kWorkspaceTooSmall;
+  const size_t ws_needed = forward_workspace_bytes(
+      d, with_weights, transposes_keys(**kernels, d, with_weights, ws.bytes) ? Scratch::kTransposedKeys : Scratch::kMinimal);
 
   const Extent inputs[] = {{io.q, d.q_elems() * sizeof(float)},
                            {io.k, d.k_elems() * sizeof(float)},
@@ -131,6 +141,13 @@ class Ranges {
   KeyRange first_;
 };
 
+// Keys [lo, hi) of KV head `head`, transposed into the workspace
+// (Scratch::kTransposedKeys): data[c*ld + j - lo] = K[j][c].
+struct TransposedKeys {
+  float* data = nullptr;
+  size_t ld = 0, head = 0, lo = 0, hi = 0;
+};
+
 struct Problem {
   const Dims& d;
   const KernelsF32& kern;
@@ -139,6 +156,7 @@ struct Problem {
   float scale = 1.0f;
   bool element_masks = false;
   Ranges range;
+  TransposedKeys* kt = nullptr;  // null: scores from K as given
 };
 
 // Row i of query head h.
@@ -273,11 +291,45 @@ KeyRange own_part(const Problem& p, const Block& b, size_t r, size_t lo, size_t 
   return e > a ? KeyRange{a - lo, e - lo} : KeyRange{0, 0};
 }
 
+// Transposes keys [lo, hi) of KV head kv_head into p.kt, unless it holds them.
+// In blocks of eight keys, so each row of K^T gets eight consecutive floats.
+void transpose_keys(const Problem& p, size_t kv_head, size_t lo, size_t hi) {
+  TransposedKeys& t = *p.kt;
+  if (t.head == kv_head && t.lo == lo && t.hi == hi) return;
+  t.head = kv_head;
+  t.lo = lo;
+  t.hi = hi;
+  const size_t dk = p.d.dk;
+  const float* k = p.io.k + (kv_head * p.d.m + lo) * dk;
+  const size_t n = hi - lo, full = n - n % 8;
+  for (size_t j0 = 0; j0 < full; j0 += 8) {  // a fixed count: unrolled
+    const float* kj = k + j0 * dk;
+    float* out = t.data + j0;
+    for (size_t c = 0; c < dk; ++c, out += t.ld)
+      for (size_t j = 0; j < 8; ++j) out[j] = kj[j * dk + c];
+  }
+  for (size_t c = 0; c < dk; ++c)
+    for (size_t j = full; j < n; ++j) t.data[c * t.ld + j] = k[j * dk + c];
+}
+
+// K^T at key u.lo + off of a full block, or null where the transposed keys do
+// not cover keys [u.lo + off, u.lo + off + len).
+const float* transposed_for(const Problem& p, const Block& b, size_t off, size_t len) {
+  if (!p.kt || b.count != kBlockRows) return nullptr;
+  const TransposedKeys& t = *p.kt;
+  const size_t lo = b.u.lo + off;
+  if (t.head != b.h / p.d.group() || lo < t.lo || lo + len > t.hi) return nullptr;
+  return t.data + (lo - t.lo);
+}
+
 // Scores of keys [u.lo + off, u.lo + off + len) for every row of the block,
 // row r at s + r*lds; then, per row, its element masks on its own keys.
 void block_scores(const Problem& p, const Block& b, size_t off, size_t len, float* s, size_t lds) {
   const float* q = p.io.q + (b.h * p.d.n + b.i0) * p.d.dk;
-  p.kern.scores_block(q, p.d.dk, b.count, b.k + off * p.d.dk, p.d.dk, len, p.d.dk, p.scale, s, lds);
+  if (const float* kt = transposed_for(p, b, off, len))
+    p.kern.scores_block_transposed(q, p.d.dk, kt, p.kt->ld, len, p.d.dk, p.scale, s, lds);
+  else
+    p.kern.scores_block(q, p.d.dk, b.count, b.k + off * p.d.dk, p.d.dk, len, p.d.dk, p.scale, s, lds);
   if (!p.element_masks) return;
   const size_t lo = b.u.lo + off;
   for (size_t r = 0; r < b.count; ++r) {
@@ -349,8 +401,10 @@ bool fused_block(const Problem& p, const Block& b, float* s, size_t lds) {
   }
   const size_t idx = b.h * p.d.n + b.i0;
   float max[kBlockRows], sum[kBlockRows];
+  const float* kt = transposed_for(p, b, 0, b.u.size());
   const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
-                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
+                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum,
+                      kt, kt ? p.kt->ld : 0};
   if (!p.kern.attend_block(a)) return false;
   if (p.io.lse)
     for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = max[r] + std::log(sum[r]);
@@ -436,6 +490,7 @@ void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, flo
   }
   for (size_t t_lo = all.lo; t_lo < all.hi; t_lo += kKeyTile) {
     const size_t t_hi = all.hi - t_lo < kKeyTile ? all.hi : t_lo + kKeyTile;
+    if (p.kt) transpose_keys(p, kv_head, t_lo, t_hi);
     for (size_t i0 = g0; i0 < g1; i0 += kBlockRows) {
       const size_t count = g1 - i0 < kBlockRows ? g1 - i0 : kBlockRows;
       KeyRange u{p.d.m, 0};
@@ -502,10 +557,19 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
 
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
                                const Mask& mask, float scale) {
-  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask), Ranges(mask, d)};
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
+  TransposedKeys kt_tile{s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float),
+                         align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float)), d.hkv, 0, 0};
+  const Problem p{d,
+                  kern,
+                  mask,
+                  io,
+                  scale,
+                  detail::has_element_masks(mask),
+                  Ranges(mask, d),
+                  transposes_keys(kern, d, io.weights != nullptr, ws.bytes) ? &kt_tile : nullptr};
   // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;
   // in the tiled path then `rows` accumulators and `rows` tile sums, lda apart.
   // A group of the tiled path accumulates into its rows' outputs and keeps
@@ -539,6 +603,7 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
       }
       return v_finite;
     };
+    if (p.kt && !tiled && !seen.empty()) transpose_keys(p, kv_head, seen.lo, seen.hi);  // M <= kKeyTile
     if (tiled && blocks && head_v_finite()) {
       for (size_t g0 = 0; g0 < d.n; g0 += group)
         tiled_group(p, h, g0, d.n - g0 < group ? d.n : g0 + group, s, part, lda, acc, acc + group);

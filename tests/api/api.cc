@@ -32,6 +32,22 @@ static_assert(sizeof(Attention<Shape<16, 100, 64, 64, 8, 1>>) ==
                   Attention<Shape<16, 100, 64, 64, 8, 1>>::workspace_bytes,
               "MQA");
 static_assert(alignof(Gqa) == tinyattn::kWorkspaceAlign, "the workspace is aligned");
+
+// Scratch::kTransposedKeys adds Dk * min(M, kKeyTile) floats (rows aligned)
+// where forward() can use them, and nothing where it cannot.
+using Wide = Shape<tinyattn::kTransposedKeysMinRows, 100, 64, 32>;
+static_assert(sizeof(Attention<Wide, tinyattn::Scratch::kTransposedKeys>) ==
+                  sizeof(Attention<Wide>) + 64 * tinyattn::align_up(100 * sizeof(float), tinyattn::kWorkspaceAlign),
+              "plain path: Dk rows of M keys");
+static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false, tinyattn::Scratch::kTransposedKeys) ==
+                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false) +
+                      16 * tinyattn::kKeyTile * sizeof(float),
+              "tiled path: Dk rows of one key tile, independent of M");
+static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true, tinyattn::Scratch::kTransposedKeys) ==
+                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true),
+              "plain path with M > kKeyTile: no transposed keys");
+static_assert(sizeof(Attention<GqaShape, tinyattn::Scratch::kTransposedKeys>) == sizeof(Gqa),
+              "N < kTransposedKeysMinRows: no transposed keys");
 static_assert(Gqa::dims.hq == 4 && Gqa::dims.hkv == 2 && Gqa::dims.n == 7 && Gqa::dims.m == 9, "dims");
 static_assert(std::tuple_size<Gqa::Q>::value == 4 * 7 * 5 && std::tuple_size<Gqa::K>::value == 2 * 9 * 5 &&
                   std::tuple_size<Gqa::V>::value == 2 * 9 * 3 && std::tuple_size<Gqa::Y>::value == 4 * 7 * 3 &&

@@ -236,6 +236,67 @@ TA_CASE("kernels: scores_block and weighted_sum_block match double sums for ever
   }
 }
 
+// The optional transposed-keys scores, where a port has them: the same
+// scaled dot products as scores_block from K^T, for a full block, at every
+// count and width; nothing written outside the rows; and every product
+// computed (no zero skipping): an inf key element meets a zero query element
+// in a NaN score, as in a dot product.
+TA_CASE("kernels: scores_block_transposed is scores_block from the keys transposed") {
+  Ports pl;
+  const size_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 33, 48, 64, 100, 131};
+  constexpr size_t kRows = tinyattn::kBlockRows;
+  size_t ports_with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.scores_block_transposed) continue;
+    ++ports_with;
+    size_t bad = 0, overrun = 0, nonfinite = 0, cases = 0;
+    Rng rng(29);
+    for (size_t count : sizes)
+      for (size_t width : sizes) {
+        Arena::Scope scope;
+        const size_t ldq = width + 1, ldkt = count + 3, lds = count + 2;
+        float* q = alloc<float>(kRows * ldq);
+        float* kt = alloc<float>(width * ldkt);
+        auto s = guarded(kRows * lds);
+        if (!q || !kt || !s.base) TA_IGNORE("arena too small");
+        rng.fill_normal(q, kRows * ldq);
+        rng.fill_normal(kt, width * ldkt);
+        ++cases;
+        k.scores_block_transposed(q, ldq, kt, ldkt, count, width, 0.75f, s.data(), lds);
+        for (size_t r = 0; r < kRows; ++r) {
+          for (size_t j = 0; j < count; ++j) {
+            double want = 0.0, terms = 0.0;
+            for (size_t c = 0; c < width; ++c) {
+              const double t = static_cast<double>(q[r * ldq + c]) * kt[c * ldkt + j];
+              want += t;
+              terms += std::fabs(t);
+            }
+            if (!near(s.data()[r * lds + j], 0.75 * want, 0.75 * terms * static_cast<double>(width))) ++bad;
+          }
+          for (size_t j = count; j < lds; ++j) overrun += s.data()[r * lds + j] != kGuardValue;
+        }
+        overrun += s.intact() ? 0 : 1;
+        // Key j = count - 1 gets +inf at element c = width - 1; row 0's query
+        // element there is 0: NaN for row 0, +-inf for the others.
+        const size_t jl = count - 1, cl = width - 1;
+        kt[cl * ldkt + jl] = std::numeric_limits<float>::infinity();
+        q[cl] = 0.0f;
+        for (size_t r = 1; r < kRows; ++r)
+          if (q[r * ldq + cl] == 0.0f) q[r * ldq + cl] = 1.0f;
+        k.scores_block_transposed(q, ldq, kt, ldkt, count, width, 0.75f, s.data(), lds);
+        nonfinite += !std::isnan(s.data()[jl]);
+        for (size_t r = 1; r < kRows; ++r) nonfinite += !std::isinf(s.data()[r * lds + jl]);
+      }
+    TA_CHECK(cases > 100);
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu transposed-keys scores off", k.port, k.simd_target(), bad);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside the block's rows", k.port, k.simd_target(), overrun);
+    TA_CHECK_MSG(nonfinite == 0, "%s/%s: %zu scores with an inf key element are not inf/NaN as a dot product's",
+                 k.port, k.simd_target(), nonfinite);
+  }
+  if (ports_with == 0) TA_IGNORE("no port in this build has scores_block_transposed");
+}
+
 namespace {
 
 // Softmax attention of one block row in double, over keys [lo, hi) of s:

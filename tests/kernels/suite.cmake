@@ -21,8 +21,9 @@ if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM6
   set_tests_properties(int8_kernels_sdot PROPERTIES PASS_REGULAR_EXPRESSION "int8 kernels: highway/NEON\\+SDOT end")
 endif()
 
-# Which blocks forward() gives to a port's fused block: through the driver's
-# entry point on an explicit table (lib/src/detail.h), white box.
+# Which blocks forward() gives to the optional fused block and transposed-key
+# scores: through the driver's entry point on an explicit table
+# (lib/src/detail.h), white box.
 tinyattn_add_suite(fused_dispatch
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fused_dispatch.cc
   LABELS kernels)

@@ -30,7 +30,7 @@ struct PortList {
 
 // Checks one port against the reference and against the seed's properties.
 void check_forward(const Dims& d, const Mask& mask, Port port, uint64_t seed, const char* what,
-                   const tinyattn::Options& opt = {}) {
+                   const tinyattn::Options& opt = {}, tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal) {
   Arena::Scope scope;
   Problem p = make_problem(d, seed);
   if (!p.ok) {
@@ -38,7 +38,7 @@ void check_forward(const Dims& d, const Mask& mask, Port port, uint64_t seed, co
     return;
   }
   run_reference(p, mask, opt);
-  const Status s = run_port(p, port, mask, opt);
+  const Status s = run_port(p, port, mask, opt, true, scratch);
   const char* pn = tinyattn::port_name(port);
   TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", pn, what, tinyattn::to_string(s));
   if (s != Status::kOk) return;
@@ -291,6 +291,38 @@ TA_CASE("forward: a NaN logit poisons only its own row") {
   }
 }
 
+// Scratch::kTransposedKeys: the ports with scores_block_transposed compute
+// full blocks' scores from K^T (tests/kernels/fused_dispatch.cc checks that
+// they do); the same reference, tolerances and properties hold. Every port
+// runs it: the others ignore the extra room.
+TA_CASE("forward: with the transposed-keys workspace, every port matches the reference and the properties") {
+  PortList pl;
+  constexpr size_t kRows = tinyattn::kTransposedKeysMinRows;
+  // Full and partial blocks, Dk and M around the vector widths, GQA.
+  const Dims shapes[] = {{kRows, 33, 16, 17}, {kRows + 3, 17, 8, 33}, {kRows + 1, 100, 33, 17, 2, 1},
+                         {kRows, 7, 3, 5, 3, 3}};
+  uint8_t* keep = nullptr;
+  float* bias = nullptr;
+  Arena::Scope scope;
+  keep = alloc<uint8_t>((kRows + 3) * 100);
+  bias = alloc<float>((kRows + 3) * 100);
+  if (!keep || !bias) TA_IGNORE("arena too small");
+  for (size_t x = 0; x < (kRows + 3) * 100; ++x) {
+    keep[x] = static_cast<uint8_t>((x * 7) % 5 != 0);
+    bias[x] = 0.25f * static_cast<float>(static_cast<int>(x % 9) - 4);
+  }
+  Mask padded = Mask::causal_top_left();
+  padded.kv_len = 5;
+  const Mask masks[] = {Mask::none(), Mask::causal_bottom_right(), Mask::sliding_window(3, 2, tinyattn::Align::kTopLeft),
+                        padded, Mask::keep_bytes(keep), Mask::additive(bias)};
+  for (size_t pi = 0; pi < pl.n; ++pi)
+    for (const Dims& d : shapes) {
+      TA_CHECK(tinyattn::forward_transposes_keys(d, true));
+      for (const Mask& mask : masks)
+        check_forward(d, mask, pl.ports[pi], 31 + d.n + d.m, "transposed-keys", {}, tinyattn::Scratch::kTransposedKeys);
+    }
+}
+
 TA_CASE("forward: long rows without weights take the tiled online softmax and match the reference") {
   PortList pl;
   // M > kKeyTile, not a multiple of it; masks that leave tiles empty or partial.
@@ -310,14 +342,21 @@ TA_CASE("forward: long rows without weights take the tiled online softmax and ma
         Problem p = make_problem(d, 404, 2.0f);
         if (!p.ok) TA_IGNORE("arena too small for M = 549");
         run_reference(p, mask);
-        TA_CHECK(run_port(p, pl.ports[pi], mask, {}, false) == Status::kOk);
-        const double vmax = max_abs(p.v, d.v_elems());
-        const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
-        TA_CHECK_MSG(y.ok, "%s tiled: Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), y.worst, y.index);
-        const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
-        TA_CHECK_MSG(l.ok, "%s tiled: lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), l.worst, l.index);
-        const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
-        TA_CHECK_MSG(hull.ok, "%s tiled: outside the value hull by %g", tinyattn::port_name(pl.ports[pi]), hull.worst);
+        // Both workspaces: with 37 rows the transposed keys apply (a tile at a time).
+        for (tinyattn::Scratch scratch : {tinyattn::Scratch::kMinimal, tinyattn::Scratch::kTransposedKeys}) {
+          const char* ws = scratch == tinyattn::Scratch::kMinimal ? "minimal" : "transposed-keys";
+          TA_CHECK(run_port(p, pl.ports[pi], mask, {}, false, scratch) == Status::kOk);
+          const double vmax = max_abs(p.v, d.v_elems());
+          const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
+          TA_CHECK_MSG(y.ok, "%s tiled (%s): Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), ws, y.worst,
+                       y.index);
+          const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+          TA_CHECK_MSG(l.ok, "%s tiled (%s): lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), ws, l.worst,
+                       l.index);
+          const Result hull = in_value_hull(d, p.y, p.v, mask, 1e-5);
+          TA_CHECK_MSG(hull.ok, "%s tiled (%s): outside the value hull by %g", tinyattn::port_name(pl.ports[pi]), ws,
+                       hull.worst);
+        }
       }
   }
 }

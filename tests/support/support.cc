@@ -236,7 +236,7 @@ void run_reference(Problem& p, const tinyattn::Mask& mask, const tinyattn::Optio
 }
 
 tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask, const tinyattn::Options& o,
-                          bool with_weights) {
+                          bool with_weights, tinyattn::Scratch scratch) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t x = 0; x < p.d.y_elems(); ++x) p.y[x] = nan;
   for (size_t x = 0; x < p.d.weight_elems(); ++x) p.weights[x] = nan;
@@ -244,7 +244,10 @@ tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask&
   tinyattn::Options opt = o;
   opt.port = port;
   tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
-  return tinyattn::forward(p.d, io, {p.workspace, tinyattn::forward_workspace_bytes(p.d, with_weights)}, mask, opt);
+  const size_t ws_bytes = tinyattn::forward_workspace_bytes(p.d, with_weights, scratch);
+  void* ws = scratch == tinyattn::Scratch::kMinimal ? p.workspace : Arena::allocate(ws_bytes);
+  if (!ws) return tinyattn::Status::kNullPointer;  // the arena is full: the caller's check fails
+  return tinyattn::forward(p.d, io, {ws, ws_bytes}, mask, opt);
 }
 
 }  // namespace tatest

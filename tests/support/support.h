@@ -106,8 +106,11 @@ void run_reference(Problem& p, const tinyattn::Mask& mask, const tinyattn::Optio
 // Runs forward() on a port into y/weights/lse (NaN-filled first). Without
 // weights, forward() gets the smaller workspace and takes its tiled path when M
 // is long (forward_uses_tiles).
+// With Scratch::kTransposedKeys the workspace is the larger one, from the
+// arena (the caller's Arena::Scope holds it).
 tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask,
-                          const tinyattn::Options& o = {}, bool with_weights = true);
+                          const tinyattn::Options& o = {}, bool with_weights = true,
+                          tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal);
 
 // Tolerances of a port against the reference (fp32 path), as stated in the README:
 //   weights: |a - a_ref| <= kWeightAtol + kWeightRtol * a_ref

@@ -55,6 +55,31 @@ constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
 // block primitives, KernelsF32::scores_block): min(N, kBlockRows).
 constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d.n : kBlockRows; }
 
+// What a forward workspace holds beyond the minimum.
+enum class Scratch : unsigned char {
+  kMinimal,         // the scores (below): the least RAM
+  // also one tile of the keys transposed, Dk x min(M, kKeyTile) floats, where
+  // forward_transposes_keys(dims): the ports with
+  // KernelsF32::scores_block_transposed (Highway, xsimd) then compute full
+  // blocks' scores as broadcast products, with no horizontal sums. forward()
+  // uses it when ws.bytes is at least that size; results agree with the
+  // minimal workspace's within the stated tolerances (the sums run in
+  // another order).
+  kTransposedKeys,
+};
+
+// forward() transposes keys only for N >= this many query rows: the
+// transposition moves each key element once, against N multiply-adds (at N =
+// 16 and 32 it measured no faster, at 64 to 256 about 10%).
+inline constexpr size_t kTransposedKeysMinRows = 32;
+
+// Whether Scratch::kTransposedKeys can apply to these dims: rows enough, and
+// a path whose key spans fit one tile (the plain path with M <= kKeyTile, or
+// the tiled path).
+constexpr bool forward_transposes_keys(const Dims& d, bool with_weights) {
+  return d.n >= kTransposedKeysMinRows && (d.m <= kKeyTile || forward_uses_tiles(d, with_weights));
+}
+
 // Scratch for one forward call, in bytes (alignment slack included), for
 // R = forward_block_rows(dims) query rows at a time:
 //  with_weights = true  (default, always enough): R rows of M scores.
@@ -63,13 +88,19 @@ constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d
 //                       sums of a block, and the running max and sum of the
 //                       rows that walk the key tiles together, or one row's
 //                       accumulator), independent of M.
+//  Scratch::kTransposedKeys: + Dk * min(M, kKeyTile) floats where
+//                       forward_transposes_keys(dims, with_weights).
 // It never grows with N past kBlockRows, nor with the number of heads.
-constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true) {
-  return forward_uses_tiles(d, with_weights)
-             ? forward_block_rows(d) * (align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
-                                        2 * align_up(d.dv * sizeof(float), kWorkspaceAlign)) +
-                   kWorkspaceAlign
-             : forward_block_rows(d) * align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign;
+constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true,
+                                         Scratch scratch = Scratch::kMinimal) {
+  return (forward_uses_tiles(d, with_weights)
+              ? forward_block_rows(d) * (align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
+                                         2 * align_up(d.dv * sizeof(float), kWorkspaceAlign)) +
+                    kWorkspaceAlign
+              : forward_block_rows(d) * align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign) +
+         (scratch == Scratch::kTransposedKeys && forward_transposes_keys(d, with_weights)
+              ? d.dk * align_up((d.m < kKeyTile ? d.m : kKeyTile) * sizeof(float), kWorkspaceAlign)
+              : 0);
 }
 
 struct ForwardIo {
@@ -97,11 +128,13 @@ inline float effective_scale(const Dims& d, const Options& o) {
 //
 //   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
 //   tinyattn::Status s = attn(q, k, v, y);                             // std::arrays
-template <class S>
+//
+// Attention<S, Scratch::kTransposedKeys> owns the larger workspace (Scratch).
+template <class S, Scratch kScratch = Scratch::kMinimal>
 class Attention {
  public:
   static constexpr Dims dims = S::dims;
-  static constexpr size_t workspace_bytes = forward_workspace_bytes(dims);
+  static constexpr size_t workspace_bytes = forward_workspace_bytes(dims, true, kScratch);
 
   using Q = std::array<float, dims.q_elems()>;
   using K = std::array<float, dims.k_elems()>;

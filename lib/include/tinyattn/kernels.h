@@ -86,6 +86,16 @@ struct KernelsF32 {
   // workspace, so short rows pay no call, reload or reduction latency between
   // the steps. See AttendBlock for what it computes and when it may decline.
   bool (*attend_block)(const AttendBlock& b) = nullptr;
+
+  // Optional (nullptr: scores_block): scores_block for a full block
+  // (kBlockRows rows) from the keys transposed, kt[c*ldkt + j] = k[j*ldk + c]:
+  //   s[r*lds + j] = scale * sum_c q[r*ldq + c] * kt[c*ldkt + j]
+  // for r < kBlockRows, j < count, c < dk. Each query element is broadcast
+  // against a vector of keys, so a register tile needs no horizontal sums.
+  // The driver transposes the keys into the workspace when the caller gives it
+  // room (Scratch::kTransposedKeys, tinyattn/attention.h).
+  void (*scores_block_transposed)(const float* q, size_t ldq, const float* kt, size_t ldkt, size_t count,
+                                  size_t dk, float scale, float* s, size_t lds) = nullptr;
 };
 
 // Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows),
@@ -99,7 +109,8 @@ struct KernelsF32 {
 // output y is not finite (an inf or NaN in V: the port may multiply a zero
 // weight with it): y, max and sum are then unspecified and the driver
 // computes the block again with the primitives above, whose semantics cover
-// those rows. It may write s either way.
+// those rows. It may write s either way. kt, ldkt: as for
+// scores_block_transposed, where the driver has the keys transposed.
 struct AttendBlock {
   const float* q;
   size_t ldq, rows;
@@ -115,6 +126,10 @@ struct AttendBlock {
   size_t ldy;
   float* max;
   float* sum;
+  // The keys transposed (kt[c*ldkt + j] = k[j*ldk + c]) or nullptr; a port
+  // with scores_block_transposed uses them for a full block.
+  const float* kt = nullptr;
+  size_t ldkt = 0;
 };
 
 // The kernel table of a port, or nullptr if that port is not compiled in.

@@ -677,6 +677,17 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
   if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
 }
 
+// Scores of a full block from the keys transposed: the weighted-sum tile with
+// the query rows as weights and K^T's rows as value rows (each query element
+// broadcast against a vector of keys, no horizontal sums). Every product is
+// computed, so an inf or NaN in K reaches its scores as in a dot product.
+void ScoresBlockTransposed(const float* HWY_RESTRICT q, size_t ldq, const float* HWY_RESTRICT kt, size_t ldkt,
+                           size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  const float a[kBlockRows] = {scale, scale, scale, scale};
+  static_assert(kBlockRows == 4, "a lists kBlockRows scales");
+  WeightedSumBlock(q, ldq, kBlockRows, kt, ldkt, dk, count, a, s, lds);
+}
+
 // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
 // select of ExpFixRange can apply.
 HWY_INLINE V ExpNonPositive(D d, V x) {
@@ -719,7 +730,8 @@ HWY_INLINE bool AttendRows(const AttendBlock& b) {
   const size_t N = hn::Lanes(d);
   float* HWY_RESTRICT s = b.s;
   const size_t lds = b.lds, count = b.count, full = count - count % N, rest = count - full;
-  ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, b.dk, b.scale, s, lds);
+  if (R == kBlockRows && b.kt) ScoresBlockTransposed(b.q, b.ldq, b.kt, b.ldkt, count, b.dk, b.scale, s, lds);
+  else ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, b.dk, b.scale, s, lds);
   if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
     for (size_t r = 0; r < R; ++r) {
       float* sr = s + r * lds;
@@ -796,7 +808,7 @@ const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
                                      WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
-                                     WeightedSumBlock, AttendBlockKernel};
+                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};

@@ -414,6 +414,17 @@ struct Kernels {
     if (c < dv) weighted_sum_tile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
   }
 
+  // Scores of a full block from the keys transposed: the weighted-sum tile with
+  // the query rows as weights and K^T's rows as value rows (each query element
+  // broadcast against a vector of keys, no horizontal sums). Every product is
+  // computed, so an inf or NaN in K reaches its scores as in a dot product.
+  static void scores_block_transposed(const float* q, size_t ldq, const float* kt, size_t ldkt, size_t count,
+                                      size_t dk, float scale, float* s, size_t lds) {
+    const float a[kBlockRows] = {scale, scale, scale, scale};
+    static_assert(kBlockRows == 4, "a lists kBlockRows scales");
+    weighted_sum_block(q, ldq, kBlockRows, kt, ldkt, dk, count, a, s, lds);
+  }
+
   // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
   // select of exp_fix_range can apply.
   static B exp_non_positive(B x) {
@@ -473,7 +484,8 @@ struct Kernels {
   template <size_t R>
   static bool attend_rows(const AttendBlock& b) {
     constexpr float kInf = std::numeric_limits<float>::infinity();
-    scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
+    if (R == kBlockRows && b.kt) scores_block_transposed(b.q, b.ldq, b.kt, b.ldkt, b.count, b.dk, b.scale, b.s, b.lds);
+    else scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
     if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
       for (size_t r = 0; r < R; ++r) {
         float* sr = b.s + r * b.lds;
@@ -517,7 +529,8 @@ const KernelsF32* make_table() {
   static constexpr KernelsF32 kTable{"xsimd",         Label,          K::scores,
                                      K::row_max,      K::exp_shift_sum, K::weighted_sum,
                                      K::axpy,         K::scale,         K::exp,
-                                     K::scores_block, K::weighted_sum_block, K::attend_block};
+                                     K::scores_block, K::weighted_sum_block, K::attend_block,
+                                     K::scores_block_transposed};
   return &kTable;
 }
 
