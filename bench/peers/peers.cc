@@ -88,8 +88,9 @@ class EigenPeer : public Forward {
 
 class Tinyattn : public Forward {
  public:
-  Tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask)
-      : p_(p), dims_{p.n, p.m, p.dk, p.dv, 1, 1}, ws_(tinyattn::forward_workspace_bytes(dims_)), mask_(mask) {
+  Tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask, tinyattn::Scratch scratch)
+      : p_(p), dims_{p.n, p.m, p.dk, p.dv, 1, 1}, ws_(tinyattn::forward_workspace_bytes(dims_, false, scratch)),
+        mask_(mask) {
     y_.resize(p.n * p.dv);
     options_.port = port;
   }
@@ -113,9 +114,10 @@ class Tinyattn : public Forward {
 std::unique_ptr<Forward> make_triple_loop(const Problem& p) { return std::make_unique<TripleLoop>(p); }
 std::unique_ptr<Forward> make_eigen(const Problem& p) { return std::make_unique<EigenPeer>(p); }
 
-std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask) {
+std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask,
+                                       tinyattn::Scratch scratch) {
   if (!tinyattn::kernels_f32(port)) return nullptr;
-  auto t = std::make_unique<Tinyattn>(p, port, mask);
+  auto t = std::make_unique<Tinyattn>(p, port, mask, scratch);
   t->run();
   if (t->status() != tinyattn::Status::kOk) return nullptr;
   return t;

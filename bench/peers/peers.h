@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "timing.h"
+#include "tinyattn/attention.h"
 #include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
 
@@ -35,7 +36,9 @@ std::unique_ptr<Forward> make_triple_loop(const Problem& p);
 std::unique_ptr<Forward> make_eigen(const Problem& p);
 std::unique_ptr<Forward> make_onednn(const Problem& p);  // holds oneDNN to AVX2
 // null if the port is not built
-std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {});
+// forward() without weights, in a workspace of the given kind (tinyattn::Scratch).
+std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {},
+                                       tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal);
 
 // fp32 FMA peak of one core with AVX2, GFLOP/s.
 double fma_peak_gflops(const TimingConfig& cfg);

@@ -149,6 +149,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> impls = {"triple loop", "Eigen 3.4", "oneDNN 2.6"};
   for (tinyattn::Port p : kPorts)
     if (tinyattn::kernels_f32(p)) impls.push_back(port_label(p));
+  // The ports that can use the larger workspace (tinyattn::Scratch), once more with it.
+  std::vector<tinyattn::Port> transposing;
+  for (tinyattn::Port p : kPorts)
+    if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p))
+      if (k->scores_block_transposed) {
+        transposing.push_back(p);
+        impls.push_back(port_label(p) + ", K^T workspace");
+      }
   std::vector<std::vector<double>> gflops(impls.size());
   std::ostringstream fw;
   fw << "### Forward, fp32, one core\n\n"
@@ -162,6 +170,8 @@ int main(int argc, char** argv) {
     runs.push_back(make_onednn(prob));
     for (tinyattn::Port p : kPorts)
       if (tinyattn::kernels_f32(p)) runs.push_back(make_tinyattn(prob, p));
+    for (tinyattn::Port p : transposing)
+      runs.push_back(make_tinyattn(prob, p, {}, tinyattn::Scratch::kTransposedKeys));
     // Samples alternate between the implementations (one of each per round),
     // as for the softmax rows below: on a shared machine whose speed drifts
     // within a run, measuring them one after another moved ratios by 20%+.

@@ -61,12 +61,34 @@ namespace {
 using detail::Extent;
 using detail::fill;
 
+// Only the Highway and xsimd ports have attend_block: a build with neither
+// (the boards' scalar and Helium builds) leaves the fused path out of the
+// image (the Cortex-M4F code size goal, docs/performance.md).
+#if TINYATTN_HAVE_HIGHWAY || TINYATTN_HAVE_XSIMD
+#define TINYATTN_FUSED_BLOCKS 1
+#else
+#define TINYATTN_FUSED_BLOCKS 0
+#endif
+// The same two ports have scores_block_transposed; not built for M-profile
+// cores (kTransposedKeysBuilt), where its bookkeeping would also cost the
+// board stack bound (docs/hardening.md).
+#if TINYATTN_FUSED_BLOCKS && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+#define TINYATTN_TRANSPOSED_KEYS 1
+#else
+#define TINYATTN_TRANSPOSED_KEYS 0
+#endif
+
 // Whether forward() keeps a tile of the keys transposed (Scratch::kTransposedKeys):
 // the dims allow it, the port can use it, and the caller gave room for it.
 bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, size_t ws_bytes) {
+#if TINYATTN_TRANSPOSED_KEYS
   return forward_transposes_keys(d, with_weights) && kern.scores_block_transposed != nullptr &&
          kern.scores_block != nullptr && kern.weighted_sum_block != nullptr &&
          ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
+#else
+  (void)kern, (void)d, (void)with_weights, (void)ws_bytes;
+  return false;
+#endif
 }
 
 // A frame of its own: its extent tables are not on the stack while forward()
@@ -100,14 +122,6 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
 }
 
 
-// Only the Highway and xsimd ports have attend_block: a build with neither
-// (the boards' scalar and Helium builds) leaves the fused path out of the
-// image (the Cortex-M4F code size goal, docs/performance.md).
-#if TINYATTN_HAVE_HIGHWAY || TINYATTN_HAVE_XSIMD
-#define TINYATTN_FUSED_BLOCKS 1
-#else
-#define TINYATTN_FUSED_BLOCKS 0
-#endif
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -141,13 +155,6 @@ class Ranges {
   KeyRange first_;
 };
 
-// Keys [lo, hi) of KV head `head`, transposed into the workspace
-// (Scratch::kTransposedKeys): data[c*ld + j - lo] = K[j][c].
-struct TransposedKeys {
-  float* data = nullptr;
-  size_t ld = 0, head = 0, lo = 0, hi = 0;
-};
-
 struct Problem {
   const Dims& d;
   const KernelsF32& kern;
@@ -156,7 +163,13 @@ struct Problem {
   float scale = 1.0f;
   bool element_masks = false;
   Ranges range;
-  TransposedKeys* kt = nullptr;  // null: scores from K as given
+#if TINYATTN_TRANSPOSED_KEYS
+  // A tile of keys transposed (Scratch::kTransposedKeys), ldkt floats per
+  // key element; null: scores from K as given. Which keys it holds is the
+  // caller's (Block::kt_lo): the driver transposes them before it uses them.
+  float* kt = nullptr;
+  size_t ldkt = 0;
+#endif
 };
 
 // Row i of query head h.
@@ -278,6 +291,9 @@ struct Block {
   KeyRange u;                // union of the rows' key ranges
   const float* k = nullptr;  // key u.lo of the KV head
   const float* v = nullptr;  // value u.lo
+#if TINYATTN_TRANSPOSED_KEYS
+  size_t kt_lo = 0;  // the key in column 0 of Problem::kt (when used)
+#endif
 };
 
 enum class RowEnd : unsigned char { kLive, kNoKey, kNaNLogit };
@@ -291,44 +307,43 @@ KeyRange own_part(const Problem& p, const Block& b, size_t r, size_t lo, size_t 
   return e > a ? KeyRange{a - lo, e - lo} : KeyRange{0, 0};
 }
 
-// Transposes keys [lo, hi) of KV head kv_head into p.kt, unless it holds them.
-// In blocks of eight keys, so each row of K^T gets eight consecutive floats.
+#if TINYATTN_TRANSPOSED_KEYS
+// p.kt[c*ldkt + j - lo] = K[j][c] for keys [lo, hi) (at most ldkt) of KV
+// head kv_head. In blocks of eight keys, so each row of K^T gets eight
+// consecutive floats.
 void transpose_keys(const Problem& p, size_t kv_head, size_t lo, size_t hi) {
-  TransposedKeys& t = *p.kt;
-  if (t.head == kv_head && t.lo == lo && t.hi == hi) return;
-  t.head = kv_head;
-  t.lo = lo;
-  t.hi = hi;
-  const size_t dk = p.d.dk;
+  const size_t dk = p.d.dk, ld = p.ldkt;
+  float* kt = p.kt;
   const float* k = p.io.k + (kv_head * p.d.m + lo) * dk;
   const size_t n = hi - lo, full = n - n % 8;
   for (size_t j0 = 0; j0 < full; j0 += 8) {  // a fixed count: unrolled
     const float* kj = k + j0 * dk;
-    float* out = t.data + j0;
-    for (size_t c = 0; c < dk; ++c, out += t.ld)
+    float* out = kt + j0;
+    for (size_t c = 0; c < dk; ++c, out += ld)
       for (size_t j = 0; j < 8; ++j) out[j] = kj[j * dk + c];
   }
   for (size_t c = 0; c < dk; ++c)
-    for (size_t j = full; j < n; ++j) t.data[c * t.ld + j] = k[j * dk + c];
+    for (size_t j = full; j < n; ++j) kt[c * ld + j] = k[j * dk + c];
 }
 
-// K^T at key u.lo + off of a full block, or null where the transposed keys do
-// not cover keys [u.lo + off, u.lo + off + len).
+// K^T at key u.lo + off of a full block (its keys up to u.lo + off + len
+// are there), or null: no transposed keys, or a partial block.
 const float* transposed_for(const Problem& p, const Block& b, size_t off, size_t len) {
-  if (!p.kt || b.count != kBlockRows) return nullptr;
-  const TransposedKeys& t = *p.kt;
   const size_t lo = b.u.lo + off;
-  if (t.head != b.h / p.d.group() || lo < t.lo || lo + len > t.hi) return nullptr;
-  return t.data + (lo - t.lo);
+  if (!p.kt || b.count != kBlockRows || lo < b.kt_lo || lo + len - b.kt_lo > p.ldkt) return nullptr;
+  return p.kt + (lo - b.kt_lo);
 }
+#endif
 
 // Scores of keys [u.lo + off, u.lo + off + len) for every row of the block,
 // row r at s + r*lds; then, per row, its element masks on its own keys.
 void block_scores(const Problem& p, const Block& b, size_t off, size_t len, float* s, size_t lds) {
   const float* q = p.io.q + (b.h * p.d.n + b.i0) * p.d.dk;
+#if TINYATTN_TRANSPOSED_KEYS
   if (const float* kt = transposed_for(p, b, off, len))
-    p.kern.scores_block_transposed(q, p.d.dk, kt, p.kt->ld, len, p.d.dk, p.scale, s, lds);
+    p.kern.scores_block_transposed(q, p.d.dk, kt, p.ldkt, len, p.d.dk, p.scale, s, lds);
   else
+#endif
     p.kern.scores_block(q, p.d.dk, b.count, b.k + off * p.d.dk, p.d.dk, len, p.d.dk, p.scale, s, lds);
   if (!p.element_masks) return;
   const size_t lo = b.u.lo + off;
@@ -401,10 +416,14 @@ bool fused_block(const Problem& p, const Block& b, float* s, size_t lds) {
   }
   const size_t idx = b.h * p.d.n + b.i0;
   float max[kBlockRows], sum[kBlockRows];
-  const float* kt = transposed_for(p, b, 0, b.u.size());
+#if TINYATTN_TRANSPOSED_KEYS
   const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
                       p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum,
-                      kt, kt ? p.kt->ld : 0};
+                      transposed_for(p, b, 0, b.u.size()), p.ldkt};
+#else
+  const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
+                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
+#endif
   if (!p.kern.attend_block(a)) return false;
   if (p.io.lse)
     for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = max[r] + std::log(sum[r]);
@@ -490,7 +509,9 @@ void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, flo
   }
   for (size_t t_lo = all.lo; t_lo < all.hi; t_lo += kKeyTile) {
     const size_t t_hi = all.hi - t_lo < kKeyTile ? all.hi : t_lo + kKeyTile;
+#if TINYATTN_TRANSPOSED_KEYS
     if (p.kt) transpose_keys(p, kv_head, t_lo, t_hi);
+#endif
     for (size_t i0 = g0; i0 < g1; i0 += kBlockRows) {
       const size_t count = g1 - i0 < kBlockRows ? g1 - i0 : kBlockRows;
       KeyRange u{p.d.m, 0};
@@ -502,8 +523,13 @@ void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, flo
       }
       const size_t lo = u.lo > t_lo ? u.lo : t_lo, hi = u.hi < t_hi ? u.hi : t_hi;
       if (lo >= hi) continue;  // no row of this block sees a key of this tile
+#if TINYATTN_TRANSPOSED_KEYS
+      const Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk,
+                    p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv, t_lo};
+#else
       const Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk,
                     p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv};
+#endif
       tiled_block_tile(p, b, lo - u.lo, hi - lo, s, part, lda, m + (i0 - g0), l + (i0 - g0));
     }
   }
@@ -560,8 +586,8 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
-  TransposedKeys kt_tile{s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float),
-                         align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float)), d.hkv, 0, 0};
+#if TINYATTN_TRANSPOSED_KEYS
+  // The transposed keys follow the minimal workspace (forward_workspace_bytes).
   const Problem p{d,
                   kern,
                   mask,
@@ -569,7 +595,13 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
                   scale,
                   detail::has_element_masks(mask),
                   Ranges(mask, d),
-                  transposes_keys(kern, d, io.weights != nullptr, ws.bytes) ? &kt_tile : nullptr};
+                  transposes_keys(kern, d, io.weights != nullptr, ws.bytes)
+                      ? s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float)
+                      : nullptr,
+                  align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float))};
+#else
+  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask), Ranges(mask, d)};
+#endif
   // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;
   // in the tiled path then `rows` accumulators and `rows` tile sums, lda apart.
   // A group of the tiled path accumulates into its rows' outputs and keeps
@@ -592,6 +624,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
 #endif
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
+#if TINYATTN_TRANSPOSED_KEYS
+  size_t kt_head = d.hkv;  // the KV head in p.kt (plain path)
+#endif
   bool v_finite = false;
 
   for (size_t h = 0; h < d.hq; ++h) {
@@ -603,7 +638,12 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
       }
       return v_finite;
     };
-    if (p.kt && !tiled && !seen.empty()) transpose_keys(p, kv_head, seen.lo, seen.hi);  // M <= kKeyTile
+#if TINYATTN_TRANSPOSED_KEYS
+    if (p.kt && !tiled && kv_head != kt_head && !seen.empty()) {  // M <= kKeyTile
+      transpose_keys(p, kv_head, seen.lo, seen.hi);
+      kt_head = kv_head;
+    }
+#endif
     if (tiled && blocks && head_v_finite()) {
       for (size_t g0 = 0; g0 < d.n; g0 += group)
         tiled_group(p, h, g0, d.n - g0 < group ? d.n : g0 + group, s, part, lda, acc, acc + group);
@@ -624,7 +664,12 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         if (r.lo < u.lo) u.lo = r.lo;
         if (r.hi > u.hi) u.hi = r.hi;
       }
+#if TINYATTN_TRANSPOSED_KEYS
+      const Block b{h,    i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv,
+                    seen.lo};
+#else
       const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+#endif
 #if TINYATTN_FUSED_BLOCKS
       if (fused && !any_empty && fused_block(p, b, s, lds)) continue;
 #endif

@@ -34,14 +34,17 @@ static_assert(sizeof(Attention<Shape<16, 100, 64, 64, 8, 1>>) ==
 static_assert(alignof(Gqa) == tinyattn::kWorkspaceAlign, "the workspace is aligned");
 
 // Scratch::kTransposedKeys adds Dk * min(M, kKeyTile) floats (rows aligned)
-// where forward() can use them, and nothing where it cannot.
+// where forward() can use them, and nothing where it cannot (M-profile
+// builds: kTransposedKeysBuilt is false).
+constexpr size_t kBuilt = tinyattn::kTransposedKeysBuilt ? 1 : 0;
 using Wide = Shape<tinyattn::kTransposedKeysMinRows, 100, 64, 32>;
 static_assert(sizeof(Attention<Wide, tinyattn::Scratch::kTransposedKeys>) ==
-                  sizeof(Attention<Wide>) + 64 * tinyattn::align_up(100 * sizeof(float), tinyattn::kWorkspaceAlign),
+                  sizeof(Attention<Wide>) +
+                      kBuilt * 64 * tinyattn::align_up(100 * sizeof(float), tinyattn::kWorkspaceAlign),
               "plain path: Dk rows of M keys");
 static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false, tinyattn::Scratch::kTransposedKeys) ==
                   tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false) +
-                      16 * tinyattn::kKeyTile * sizeof(float),
+                      kBuilt * 16 * tinyattn::kKeyTile * sizeof(float),
               "tiled path: Dk rows of one key tile, independent of M");
 static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true, tinyattn::Scratch::kTransposedKeys) ==
                   tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true),

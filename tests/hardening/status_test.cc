@@ -292,6 +292,41 @@ TA_CASE("status: a workspace larger than needed may hold other data past the par
   });
 }
 
+// With room for the transposed keys (Scratch::kTransposedKeys), the part
+// forward() uses, and so checks, includes them exactly where it transposes:
+// an lse just past the minimal workspace overlaps them on a port with
+// scores_block_transposed, and is fine on one without.
+TA_CASE("status: the aliasing check covers the transposed keys where forward() uses them") {
+  const Dims d{tinyattn::kTransposedKeysMinRows, 8, 4, 4};
+  Arena::Scope scope;
+  float* q = alloc<float>(d.q_elems());
+  float* k = alloc<float>(d.k_elems());
+  float* v = alloc<float>(d.v_elems());
+  float* y = alloc<float>(d.y_elems());
+  const size_t minimal = tinyattn::forward_workspace_bytes(d, false);
+  const size_t wide = tinyattn::forward_workspace_bytes(d, false, tinyattn::Scratch::kTransposedKeys);
+  unsigned char* ws = alloc<unsigned char>(wide + d.lse_elems() * sizeof(float));
+  if (!q || !k || !v || !y || !ws) TA_IGNORE("arena too small");
+  Rng rng(5);
+  rng.fill_normal(q, d.q_elems());
+  rng.fill_normal(k, d.k_elems());
+  rng.fill_normal(v, d.v_elems());
+  TA_CHECK((wide > minimal || !tinyattn::kTransposedKeysBuilt));
+  Port ports[4];
+  const size_t n = ports_under_test(ports, 4);
+  for (size_t pi = 0; pi < n; ++pi) {
+    const bool transposes = tinyattn::kTransposedKeysBuilt && tinyattn::kernels_f32(ports[pi])->scores_block_transposed;
+    Options o;
+    o.port = ports[pi];
+    float* lse = reinterpret_cast<float*>(ws + minimal);  // inside the transposed keys' bytes
+    const Status got = tinyattn::forward(d, ForwardIo{q, k, v, y, nullptr, lse}, {ws, wide}, {}, o);
+    TA_CHECK_MSG(got == (transposes ? Status::kAliasing : Status::kOk), "%s: lse past the minimal workspace: %s",
+                 tinyattn::port_name(ports[pi]), tinyattn::to_string(got));
+    // A workspace too small for them: they are not used, so the same lse is fine.
+    TA_CHECK(tinyattn::forward(d, ForwardIo{q, k, v, y, nullptr, lse}, {ws, wide - 1}, {}, o) == Status::kOk);
+  }
+}
+
 TA_CASE("status: kPortUnavailable for ports not compiled in and unknown port values") {
   const Port all[] = {Port::kScalar, Port::kHighway, Port::kXsimd, Port::kMve, static_cast<Port>(tinyattn::kPortCount),
                       static_cast<Port>(200)};

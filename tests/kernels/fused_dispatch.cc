@@ -104,6 +104,7 @@ TA_CASE("forward: with Scratch::kTransposedKeys, every full block's scores come 
     constexpr size_t kRows = tinyattn::kTransposedKeysMinRows;
     // Plain path: 8 full blocks and a partial one per head.
     const tinyattn::Dims plain{kRows + 1, 40, 16, 8, 2, 1};
+    if (!tinyattn::kTransposedKeysBuilt) TA_IGNORE("no transposed keys on this target (kTransposedKeysBuilt)");
     Problem p = make_problem(plain, 77 + pi);
     if (!p.ok) TA_IGNORE("the test arena cannot hold the problem");
     const tinyattn::Scratch kt = tinyattn::Scratch::kTransposedKeys;

@@ -317,7 +317,7 @@ TA_CASE("forward: with the transposed-keys workspace, every port matches the ref
                         padded, Mask::keep_bytes(keep), Mask::additive(bias)};
   for (size_t pi = 0; pi < pl.n; ++pi)
     for (const Dims& d : shapes) {
-      TA_CHECK(tinyattn::forward_transposes_keys(d, true));
+      TA_CHECK(tinyattn::forward_transposes_keys(d, true) == tinyattn::kTransposedKeysBuilt);
       for (const Mask& mask : masks)
         check_forward(d, mask, pl.ports[pi], 31 + d.n + d.m, "transposed-keys", {}, tinyattn::Scratch::kTransposedKeys);
     }

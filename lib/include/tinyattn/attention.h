@@ -73,11 +73,21 @@ enum class Scratch : unsigned char {
 // 16 and 32 it measured no faster, at 64 to 256 about 10%).
 inline constexpr size_t kTransposedKeysMinRows = 32;
 
+// Whether builds for this target have the transposed keys at all: not on
+// M-profile cores (Cortex-M), where the SIMD port is Helium, the ports with
+// scores_block_transposed run emulated vectors, and RAM and stack are scarce.
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline constexpr bool kTransposedKeysBuilt = false;
+#else
+inline constexpr bool kTransposedKeysBuilt = true;
+#endif
+
 // Whether Scratch::kTransposedKeys can apply to these dims: rows enough, and
 // a path whose key spans fit one tile (the plain path with M <= kKeyTile, or
-// the tiled path).
+// the tiled path). Where it cannot, it adds no bytes.
 constexpr bool forward_transposes_keys(const Dims& d, bool with_weights) {
-  return d.n >= kTransposedKeysMinRows && (d.m <= kKeyTile || forward_uses_tiles(d, with_weights));
+  return kTransposedKeysBuilt && d.n >= kTransposedKeysMinRows &&
+         (d.m <= kKeyTile || forward_uses_tiles(d, with_weights));
 }
 
 // Scratch for one forward call, in bytes (alignment slack included), for
