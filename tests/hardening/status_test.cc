@@ -323,7 +323,8 @@ TA_CASE("status: the aliasing check covers the transposed keys where forward() u
     TA_CHECK_MSG(got == (transposes ? Status::kAliasing : Status::kOk), "%s: lse past the minimal workspace: %s",
                  tinyattn::port_name(ports[pi]), tinyattn::to_string(got));
     // A workspace too small for them: they are not used, so the same lse is fine.
-    TA_CHECK(tinyattn::forward(d, ForwardIo{q, k, v, y, nullptr, lse}, {ws, wide - 1}, {}, o) == Status::kOk);
+    if (wide > minimal)
+      TA_CHECK(tinyattn::forward(d, ForwardIo{q, k, v, y, nullptr, lse}, {ws, wide - 1}, {}, o) == Status::kOk);
   }
 }
 
