@@ -112,20 +112,20 @@ struct KernelsF32 {
 // those rows. It may write s either way. kt, ldkt: as for
 // scores_block_transposed, where the driver has the keys transposed.
 struct AttendBlock {
-  const float* q;
-  size_t ldq, rows;
-  const float* k;
-  size_t ldk;
-  const float* v;
-  size_t ldv, count, dk, dv;
-  float scale;
-  const size_t* own;
-  float* s;
-  size_t lds;
-  float* y;
-  size_t ldy;
-  float* max;
-  float* sum;
+  const float* q = nullptr;
+  size_t ldq = 0, rows = 0;
+  const float* k = nullptr;
+  size_t ldk = 0;
+  const float* v = nullptr;
+  size_t ldv = 0, count = 0, dk = 0, dv = 0;
+  float scale = 0.0f;
+  const size_t* own = nullptr;
+  float* s = nullptr;
+  size_t lds = 0;
+  float* y = nullptr;
+  size_t ldy = 0;
+  float* max = nullptr;
+  float* sum = nullptr;
   // The keys transposed (kt[c*ldkt + j] = k[j*ldk + c]) or nullptr; a port
   // with scores_block_transposed uses them for a full block.
   const float* kt = nullptr;
