@@ -57,17 +57,29 @@ size_t blocks_of(const tinyattn::Dims& d) {
 }
 size_t full_blocks_of(const tinyattn::Dims& d) { return d.hq * (d.n / tinyattn::kBlockRows); }
 
+// f(port, index, table) for every port under test whose table has `member`;
+// returns how many ports that was.
+template <class Member, class F>
+size_t for_ports_with(Member tinyattn::KernelsF32::*member, F f) {
+  tinyattn::Port ports[4];
+  const size_t n = ports_under_test(ports, 4);
+  size_t with = 0;
+  for (size_t pi = 0; pi < n; ++pi) {
+    const tinyattn::KernelsF32& k = *tinyattn::kernels_f32(ports[pi]);
+    if (!(k.*member)) continue;
+    ++with;
+    Arena::Scope scope;
+    f(ports[pi], pi, k);
+  }
+  return with;
+}
+
 }  // namespace
 
 TA_CASE("forward: blocks without element masks or weights output go to the port's attend_block") {
-  tinyattn::Port ports[4];
-  const size_t n_ports = ports_under_test(ports, 4);
-  size_t ports_with = 0;
-  for (size_t pi = 0; pi < n_ports; ++pi) {
-    const tinyattn::KernelsF32& k = *tinyattn::kernels_f32(ports[pi]);
-    if (!k.attend_block) continue;
-    ++ports_with;
-    Arena::Scope scope;
+  using tinyattn::KernelsF32;
+  const size_t ports_with = for_ports_with(&KernelsF32::attend_block, [](tinyattn::Port port, size_t pi,
+                                                                        const KernelsF32& k) {
     const tinyattn::Dims d{9, 40, 16, 8, 2, 1};  // 3 blocks of rows per head (4, 4, 1)
     Problem p = make_problem(d, 4242 + pi);
     if (!p.ok) TA_IGNORE("the test arena cannot hold the problem");
@@ -79,7 +91,7 @@ TA_CASE("forward: blocks without element masks or weights output go to the port'
       TA_CHECK(calls(k, p, mask, false).attend == blocks_of(d));
       run_reference(p, mask);
       const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * max_abs(p.v, d.v_elems()), kOutRtol);
-      TA_CHECK_MSG(y.ok, "%s: output %zu off by %g (bound %g)", tinyattn::port_name(ports[pi]), y.index, y.worst,
+      TA_CHECK_MSG(y.ok, "%s: output %zu off by %g (bound %g)", tinyattn::port_name(port), y.index, y.worst,
                    y.bound);
     }
     // The weights output and element masks take the composed path.
@@ -88,19 +100,14 @@ TA_CASE("forward: blocks without element masks or weights output go to the port'
     if (!bias) TA_IGNORE("the test arena cannot hold the bias");
     for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = 0.0f;
     TA_CHECK(calls(k, p, tinyattn::Mask::additive(bias), false).attend == 0);
-  }
+  });
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_block");
 }
 
 TA_CASE("forward: with Scratch::kTransposedKeys, every full block's scores come from the transposed keys") {
-  tinyattn::Port ports[4];
-  const size_t n_ports = ports_under_test(ports, 4);
-  size_t ports_with = 0;
-  for (size_t pi = 0; pi < n_ports; ++pi) {
-    const tinyattn::KernelsF32& k = *tinyattn::kernels_f32(ports[pi]);
-    if (!k.scores_block_transposed) continue;
-    ++ports_with;
-    Arena::Scope scope;
+  using tinyattn::KernelsF32;
+  const size_t ports_with = for_ports_with(&KernelsF32::scores_block_transposed, [](tinyattn::Port port, size_t pi,
+                                                                                   const KernelsF32& k) {
     constexpr size_t kRows = tinyattn::kTransposedKeysMinRows;
     // Plain path: 8 full blocks and a partial one per head.
     const tinyattn::Dims plain{kRows + 1, 40, 16, 8, 2, 1};
@@ -124,8 +131,8 @@ TA_CASE("forward: with Scratch::kTransposedKeys, every full block's scores come 
     TA_CHECK(calls(k, t, tinyattn::Mask::none(), false, kt).transposed == 3 * full_blocks_of(tiled));
     run_reference(t, tinyattn::Mask::none());
     const Result y = close(t.y, t.y_ref, tiled.y_elems(), kOutAtol * max_abs(t.v, tiled.v_elems()), kOutRtol);
-    TA_CHECK_MSG(y.ok, "%s tiled: output %zu off by %g (bound %g)", tinyattn::port_name(ports[pi]), y.index, y.worst,
+    TA_CHECK_MSG(y.ok, "%s tiled: output %zu off by %g (bound %g)", tinyattn::port_name(port), y.index, y.worst,
                  y.bound);
-  }
+  });
   if (ports_with == 0) TA_IGNORE("no port in this build has scores_block_transposed");
 }

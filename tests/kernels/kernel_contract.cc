@@ -25,17 +25,22 @@ struct Ports {
 
 Guarded<float> guarded(size_t n) { return Guarded<float>::make(n, kGuardValue); }
 
-// dot(a, b) over n in double; *terms gets sum |a[c] * b[c]| (the scale of its
-// rounding error).
-double dot_terms(const float* a, const float* b, size_t n, double* terms) {
+// dot(a, b) over n in double, b strided by ldb (1: contiguous; a column of a
+// row-major matrix otherwise); *terms gets sum |a[c] * b[c*ldb]| (the scale
+// of its rounding error).
+double dot_terms_strided(const float* a, const float* b, size_t ldb, size_t n, double* terms) {
   double want = 0.0, t = 0.0;
   for (size_t c = 0; c < n; ++c) {
-    const double x = static_cast<double>(a[c]) * b[c];
+    const double x = static_cast<double>(a[c]) * b[c * ldb];
     want += x;
     t += std::fabs(x);
   }
   *terms = t;
   return want;
+}
+
+double dot_terms(const float* a, const float* b, size_t n, double* terms) {
+  return dot_terms_strided(a, b, 1, n, terms);
 }
 
 // |got - want| <= tol * scale_of_terms, with scale_of_terms = sum |terms|.
@@ -214,12 +219,8 @@ TA_CASE("kernels: scores_block and weighted_sum_block match double sums for ever
             }
             for (size_t j = count; j < lds; ++j) overrun += s.data()[r * lds + j] != kGuardValue;
             for (size_t c = 0; c < width; ++c) {
-              double want = 0.0, terms = 0.0;
-              for (size_t j = 0; j < count; ++j) {
-                const double t = static_cast<double>(p[r * ldp + j]) * v[j * ldv + c];
-                want += t;
-                terms += std::fabs(t);
-              }
+              double terms = 0.0;
+              const double want = dot_terms_strided(p + r * ldp, v + c, ldv, count, &terms);
               const double ar = a[r];
               if (!near(y.data()[r * ldy + c], ar * want, std::fabs(ar) * terms * static_cast<double>(count))) ++bad_y;
             }
@@ -266,12 +267,8 @@ TA_CASE("kernels: scores_block_transposed is scores_block from the keys transpos
         k.scores_block_transposed(q, ldq, kt, ldkt, count, width, 0.75f, s.data(), lds);
         for (size_t r = 0; r < kRows; ++r) {
           for (size_t j = 0; j < count; ++j) {
-            double want = 0.0, terms = 0.0;
-            for (size_t c = 0; c < width; ++c) {
-              const double t = static_cast<double>(q[r * ldq + c]) * kt[c * ldkt + j];
-              want += t;
-              terms += std::fabs(t);
-            }
+            double terms = 0.0;
+            const double want = dot_terms_strided(q + r * ldq, kt + j, ldkt, width, &terms);
             if (!near(s.data()[r * lds + j], 0.75 * want, 0.75 * terms * static_cast<double>(width))) ++bad;
           }
           for (size_t j = count; j < lds; ++j) overrun += s.data()[r * lds + j] != kGuardValue;
