@@ -416,13 +416,11 @@ bool fused_block(const Problem& p, const Block& b, float* s, size_t lds) {
   }
   const size_t idx = b.h * p.d.n + b.i0;
   float max[kBlockRows], sum[kBlockRows];
+  AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
+                p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
 #if TINYATTN_TRANSPOSED_KEYS
-  const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
-                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum,
-                      transposed_for(p, b, 0, b.u.size()), p.ldkt};
-#else
-  const AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
-                      p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
+  a.kt = transposed_for(p, b, 0, b.u.size());
+  a.ldkt = p.ldkt;
 #endif
   if (!p.kern.attend_block(a)) return false;
   if (p.io.lse)
@@ -523,12 +521,9 @@ void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, flo
       }
       const size_t lo = u.lo > t_lo ? u.lo : t_lo, hi = u.hi < t_hi ? u.hi : t_hi;
       if (lo >= hi) continue;  // no row of this block sees a key of this tile
+      Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk, p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv};
 #if TINYATTN_TRANSPOSED_KEYS
-      const Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk,
-                    p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv, t_lo};
-#else
-      const Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk,
-                    p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv};
+      b.kt_lo = t_lo;
 #endif
       tiled_block_tile(p, b, lo - u.lo, hi - lo, s, part, lda, m + (i0 - g0), l + (i0 - g0));
     }
@@ -586,21 +581,13 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
+  Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask), Ranges(mask, d)};
 #if TINYATTN_TRANSPOSED_KEYS
   // The transposed keys follow the minimal workspace (forward_workspace_bytes).
-  const Problem p{d,
-                  kern,
-                  mask,
-                  io,
-                  scale,
-                  detail::has_element_masks(mask),
-                  Ranges(mask, d),
-                  transposes_keys(kern, d, io.weights != nullptr, ws.bytes)
-                      ? s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float)
-                      : nullptr,
-                  align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float))};
-#else
-  const Problem p{d, kern, mask, io, scale, detail::has_element_masks(mask), Ranges(mask, d)};
+  if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
+    p.kt = s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
+    p.ldkt = align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float));
+  }
 #endif
   // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;
   // in the tiled path then `rows` accumulators and `rows` tile sums, lda apart.
@@ -664,11 +651,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         if (r.lo < u.lo) u.lo = r.lo;
         if (r.hi > u.hi) u.hi = r.hi;
       }
+      Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
 #if TINYATTN_TRANSPOSED_KEYS
-      const Block b{h,    i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv,
-                    seen.lo};
-#else
-      const Block b{h, i0, count, u, io.k + (kv_head * d.m + u.lo) * d.dk, io.v + (kv_head * d.m + u.lo) * d.dv};
+      b.kt_lo = seen.lo;
 #endif
 #if TINYATTN_FUSED_BLOCKS
       if (fused && !any_empty && fused_block(p, b, s, lds)) continue;
