@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "peers.h"
 #include "tinyattn/attention.h"
@@ -109,7 +110,150 @@ class Tinyattn : public Forward {
   tinyattn::Status status_ = tinyattn::Status::kOk;
 };
 
+// 64-byte aligned floats in a vector (rows of K^T and of the scores start
+// on a cache line, as in the forward's workspace).
+class AlignedFloats {
+ public:
+  explicit AlignedFloats(size_t n) : storage_(n + 16) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(storage_.data());
+    data_ = storage_.data() + (64 - at % 64) % 64 / sizeof(float);
+  }
+  float* data() { return data_; }
+
+ private:
+  std::vector<float> storage_;
+  float* data_;
+};
+
+size_t round_up_16(size_t n) { return (n + 15) / 16 * 16; }
+
+// The forward's two products alone, through the port's block primitives:
+// per tile of at most kKeyTile keys (transposed here, once), every block of
+// kBlockRows rows gets its scores from K^T and then its weighted sum of V.
+// No softmax between them (the scores are the weights), and each tile's sum
+// overwrites the last: the FLOPs of the forward without its max, exp, sums,
+// rescaling and transposition. (With M <= kKeyTile the forward's order;
+// above, the forward takes the rows in groups, each group over every tile.)
+class TinyattnProducts : public Forward {
+ public:
+  TinyattnProducts(const Problem& p, const tinyattn::KernelsF32& k)
+      : p_(p), k_(k), tile_(std::min(p.m, tinyattn::kKeyTile)), ldkt_(round_up_16(tile_)),
+        tiles_((p.m + tile_ - 1) / tile_), kt_(tiles_ * p.dk * ldkt_), s_(tinyattn::kBlockRows * ldkt_) {
+    y_.resize(p.n * p.dv);
+    for (size_t t = 0; t < tiles_; ++t)
+      for (size_t j = t * tile_; j < std::min(p.m, (t + 1) * tile_); ++j)
+        for (size_t c = 0; c < p.dk; ++c) kt_.data()[(t * p.dk + c) * ldkt_ + j - t * tile_] = p.k[j * p.dk + c];
+  }
+  void run() override {
+    const Problem& p = p_;
+    static constexpr float kOnes[tinyattn::kBlockRows] = {1.0f, 1.0f, 1.0f, 1.0f};
+    static_assert(tinyattn::kBlockRows == 4, "kOnes lists kBlockRows ones");
+    for (size_t t = 0; t < tiles_; ++t) {
+      const size_t lo = t * tile_, count = std::min(p.m - lo, tile_);
+      const float* kt = kt_.data() + t * p.dk * ldkt_;
+      for (size_t i = 0; i + tinyattn::kBlockRows <= p.n; i += tinyattn::kBlockRows) {
+        k_.scores_block_transposed(&p.q[i * p.dk], p.dk, kt, ldkt_, count, p.dk, p.scale, s_.data(), ldkt_);
+        k_.weighted_sum_block(s_.data(), ldkt_, tinyattn::kBlockRows, &p.v[lo * p.dv], p.dv, count, p.dv, kOnes,
+                              &y_[i * p.dv], p.dv);
+      }
+    }
+  }
+
+ private:
+  const Problem& p_;
+  const tinyattn::KernelsF32& k_;
+  size_t tile_, ldkt_, tiles_;
+  AlignedFloats kt_, s_;
+};
+
+// The softmax of the forward alone: N rows of M scores, each its max and
+// exp(x - max) with their sum, in place (the values stay in (0, 1] when
+// repeated). The forward runs these fused, four rows at a time.
+class TinyattnSoftmax : public Forward {
+ public:
+  TinyattnSoftmax(const Problem& p, const tinyattn::KernelsF32& k)
+      : p_(p), k_(k), lds_(round_up_16(p.m)), s_(p.n * lds_), sums_(p.n) {
+    for (size_t i = 0; i < p.n; ++i)
+      for (size_t j = 0; j < p.m; ++j) s_.data()[i * lds_ + j] = 8.0f * p.k[(i * p.m + j) % p.k.size()];
+  }
+  void run() override {
+    for (size_t i = 0; i < p_.n; ++i) {
+      float* row = s_.data() + i * lds_;
+      sums_[i] = k_.exp_shift_sum(row, p_.m, k_.row_max(row, p_.m));
+    }
+  }
+
+ private:
+  const Problem& p_;
+  const tinyattn::KernelsF32& k_;
+  size_t lds_;
+  AlignedFloats s_;
+  std::vector<float> sums_;
+};
+
+class TinyattnBlocks : public Forward {
+ public:
+  TinyattnBlocks(const Problem& p, const tinyattn::KernelsF32& k)
+      : p_(p), k_(k), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_) {
+    y_.resize(p.n * p.dv);
+  }
+  void run() override {
+    const Problem& p = p_;
+    float max[tinyattn::kBlockRows], sum[tinyattn::kBlockRows];
+    for (size_t i = 0; i < p.n; i += tinyattn::kBlockRows) {
+      tinyattn::AttendBlock b;
+      b.q = &p.q[i * p.dk];
+      b.ldq = p.dk;
+      b.rows = std::min(p.n - i, tinyattn::kBlockRows);
+      b.k = p.k.data();
+      b.ldk = p.dk;
+      b.v = p.v.data();
+      b.ldv = p.dv;
+      b.count = p.m;
+      b.dk = p.dk;
+      b.dv = p.dv;
+      b.scale = p.scale;
+      b.s = s_.data();
+      b.lds = lds_;
+      b.y = &y_[i * p.dv];
+      b.ldy = p.dv;
+      b.max = max;
+      b.sum = sum;
+      ok_ &= k_.attend_block(b);
+    }
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const Problem& p_;
+  const tinyattn::KernelsF32& k_;
+  size_t lds_;
+  AlignedFloats s_;
+  bool ok_ = true;
+};
+
 }  // namespace
+
+std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port) {
+  const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
+  if (!k || !k->attend_block) return nullptr;
+  auto b = std::make_unique<TinyattnBlocks>(p, *k);
+  b->run();
+  if (!b->ok()) return nullptr;  // a block the kernel declines: not this bench's inputs
+  return b;
+}
+
+std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port) {
+  const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
+  if (!k || !k->scores_block_transposed || !k->weighted_sum_block || p.n % tinyattn::kBlockRows != 0) return nullptr;
+  return std::make_unique<TinyattnProducts>(p, *k);
+}
+
+std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port port) {
+  const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
+  if (!k) return nullptr;
+  return std::make_unique<TinyattnSoftmax>(p, *k);
+}
 
 std::unique_ptr<Forward> make_triple_loop(const Problem& p) { return std::make_unique<TripleLoop>(p); }
 std::unique_ptr<Forward> make_eigen(const Problem& p) { return std::make_unique<EigenPeer>(p); }

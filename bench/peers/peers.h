@@ -40,6 +40,21 @@ std::unique_ptr<Forward> make_onednn(const Problem& p);  // holds oneDNN to AVX2
 std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {},
                                        tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal);
 
+// The parts of a forward timed alone, for the bound on its share of the
+// peak: the two products without the softmax between them (oneDNN's matmuls;
+// a port's block products over the keys transposed once at construction,
+// null where the port has no scores_block_transposed), and the softmax of
+// N rows of M scores without the products (the row max and exp-and-sum the
+// forward runs; its 1/sum is a factor of the second product).
+std::unique_ptr<Forward> make_onednn_products(const Problem& p);
+std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port);
+std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port port);
+// The port's fused block kernel alone over every block of rows, as the
+// forward's driver calls it but without the argument checks and the
+// driver's loops around it: what a call costs beyond them. Null where the
+// port has no attend_block.
+std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port);
+
 // fp32 FMA peak of one core with AVX2, GFLOP/s.
 double fma_peak_gflops(const TimingConfig& cfg);
 

@@ -206,6 +206,91 @@ int main(int argc, char** argv) {
   }
   md << "\n";
 
+  // What bounds the forward's share of the peak: its parts timed alone, in
+  // the same alternating rounds. The products alone at their speed plus the
+  // softmax alone is the most a forward built from them can reach; with the
+  // fastest GEMM here (oneDNN's) for the products, the most any forward
+  // with this softmax can.
+  std::ostringstream bd;
+  bd << "\n### What bounds the forward's share of peak: its parts alone\n\n"
+     << "| shape (N,M,Dk,Dv) | part | time | % of peak (FLOPs of both products) |\n|---|---|---:|---:|\n";
+  for (const Shape& s : {Shape{128, 128, 64, 64}, Shape{256, 256, 64, 64}, Shape{512, 512, 128, 128}}) {
+    Problem prob(s.n, s.m, s.dk, s.dv);
+    struct Part {
+      std::string name;
+      std::unique_ptr<Forward> run;
+    };
+    std::vector<Part> parts;
+    parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
+    parts.push_back({"oneDNN 2.6 matmuls alone", make_onednn_products(prob)});
+    for (tinyattn::Port p : transposing) {
+      parts.push_back({port_label(p) + " forward, K^T workspace",
+                       make_tinyattn(prob, p, {}, tinyattn::Scratch::kTransposedKeys)});
+      parts.push_back({port_label(p) + " products alone", make_tinyattn_products(prob, p)});
+      parts.push_back({port_label(p) + " softmax alone", make_tinyattn_softmax(prob, p)});
+    }
+    std::vector<Sampler> samplers;
+    for (const Part& part : parts) samplers.push_back(make_sampler([f = part.run.get()] { f->run(); }));
+    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const double best_products = std::fmin(t[1], [&] {
+      double best = INFINITY;
+      for (size_t i = 0; i < transposing.size(); ++i) best = std::fmin(best, t[3 + 3 * i]);
+      return best;
+    }());
+    auto share = [&](double seconds) { return 100.0 * prob.flops() / seconds * 1e-9 / peak; };
+    char line[320];
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const bool softmax = i >= 2 && (i - 2) % 3 == 2;
+      if (softmax)
+        std::snprintf(line, sizeof line, "| %s | %s | %.2f us | (%.0f%% of its forward's time) |\n",
+                      shape_name(s).c_str(), parts[i].name.c_str(), t[i] * 1e6, 100.0 * t[i] / t[i - 2]);
+      else
+        std::snprintf(line, sizeof line, "| %s | %s | %.2f us | %.0f%% |\n", shape_name(s).c_str(),
+                      parts[i].name.c_str(), t[i] * 1e6, share(t[i]));
+      bd << line;
+    }
+    for (size_t i = 0; i < transposing.size(); ++i) {
+      const double own = t[3 + 3 * i] + t[4 + 3 * i], best = best_products + t[4 + 3 * i];
+      std::snprintf(line, sizeof line,
+                    "| %s | bound: %s products + softmax alone / fastest products alone + that softmax | %.2f us / "
+                    "%.2f us | **%.0f%% / %.0f%%** |\n",
+                    shape_name(s).c_str(), tinyattn::kernels_f32(transposing[i])->port, own * 1e6, best * 1e6,
+                    share(own), share(best));
+      bd << line;
+    }
+  }
+  // At the small shapes: the block kernels alone against the fastest peer,
+  // the most the forward could gain without its checks and loops.
+  bd << "\n| shape (N,M,Dk,Dv) | part | time | speed vs fastest peer |\n|---|---|---:|---:|\n";
+  for (const Shape& s : {Shape{8, 8, 16, 16}, Shape{16, 16, 32, 32}}) {
+    Problem prob(s.n, s.m, s.dk, s.dv);
+    struct Part {
+      std::string name;
+      std::unique_ptr<Forward> run;
+    };
+    std::vector<Part> parts;
+    parts.push_back({"Eigen 3.4 forward", make_eigen(prob)});
+    parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
+    for (tinyattn::Port p : kPorts) {
+      std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
+      if (!blocks) continue;
+      parts.push_back({port_label(p) + " forward", make_tinyattn(prob, p)});
+      parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
+    }
+    std::vector<Sampler> samplers;
+    for (const Part& part : parts) samplers.push_back(make_sampler([f = part.run.get()] { f->run(); }));
+    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const double fastest_peer = std::fmin(t[0], t[1]);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      char line[256];
+      std::snprintf(line, sizeof line, "| %s | %s | %.3f us | %.2fx |\n", shape_name(s).c_str(),
+                    parts[i].name.c_str(), t[i] * 1e6, fastest_peer / t[i]);
+      bd << line;
+    }
+  }
+  std::fputs(bd.str().c_str(), stdout);
+  md << bd.str() << "\n";
+
   // Softmax over one row: tinyattn's kernels against libmvec's expf.
   std::ostringstream sm;
   sm << "\n### Softmax over one row (max, exp and sum, scale), fp32, ns per element\n\n| row length | libmvec expf";
