@@ -166,19 +166,21 @@ class TinyattnProducts : public Forward {
   AlignedFloats kt_, s_;
 };
 
-// The softmax of the forward alone: N rows of M scores, each its max and
-// exp(x - max) with their sum, in place (the values stay in (0, 1] when
-// repeated). The forward runs these fused, four rows at a time.
+// The softmax of the forward alone: for N rows of M scores, each row's max
+// and exp(x - max) with their sum, in place, over one block of kBlockRows
+// rows in L1 (as the forward's scores are when it exponentiates them), so it
+// costs no more than the forward must spend on it. Repeated, the values stay
+// in (0, 1].
 class TinyattnSoftmax : public Forward {
  public:
   TinyattnSoftmax(const Problem& p, const tinyattn::KernelsF32& k)
-      : p_(p), k_(k), lds_(round_up_16(p.m)), s_(p.n * lds_), sums_(p.n) {
-    for (size_t i = 0; i < p.n; ++i)
-      for (size_t j = 0; j < p.m; ++j) s_.data()[i * lds_ + j] = 8.0f * p.k[(i * p.m + j) % p.k.size()];
+      : p_(p), k_(k), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_), sums_(p.n) {
+    for (size_t r = 0; r < tinyattn::kBlockRows; ++r)
+      for (size_t j = 0; j < p.m; ++j) s_.data()[r * lds_ + j] = 8.0f * p.k[(r * p.m + j) % p.k.size()];
   }
   void run() override {
     for (size_t i = 0; i < p_.n; ++i) {
-      float* row = s_.data() + i * lds_;
+      float* row = s_.data() + i % tinyattn::kBlockRows * lds_;
       sums_[i] = k_.exp_shift_sum(row, p_.m, k_.row_max(row, p_.m));
     }
   }

@@ -45,7 +45,8 @@ std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, co
 // a port's block products over the keys transposed once at construction,
 // null where the port has no scores_block_transposed), and the softmax of
 // N rows of M scores without the products (the row max and exp-and-sum the
-// forward runs; its 1/sum is a factor of the second product).
+// forward runs, on a block of rows in L1; its 1/sum is a factor of the
+// second product).
 std::unique_ptr<Forward> make_onednn_products(const Problem& p);
 std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port);
 std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port port);
@@ -57,6 +58,11 @@ std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port p
 
 // fp32 FMA peak of one core with AVX2, GFLOP/s.
 double fma_peak_gflops(const TimingConfig& cfg);
+// The loop that measures it, and its FLOPs: sampled in the same rounds as
+// what is set against the peak, whose share is then that of the same
+// moments (this VM's speed moves by a tenth and more within minutes).
+void fma_peak_loop();
+double fma_peak_loop_flops();
 
 // One softmax row in place with glibc's vectorized expf (libmvec): the
 // reference point the issue states the softmax goal against.
