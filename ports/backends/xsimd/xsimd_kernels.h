@@ -13,6 +13,12 @@
 #include "tinyattn/exp.h"
 #include "tinyattn/kernels.h"
 
+// Before each loop over a tile's accumulators or a block's rows: unrolled,
+// every index is a constant and those arrays live in registers. Left to
+// itself GCC kept several on the stack and zeroed them with `rep stos` on
+// every call: a third of the weighted-sum tile's time at 16 keys.
+#define TINYATTN_XSIMD_UNROLL _Pragma("GCC unroll 16")
+
 namespace tinyattn {
 namespace xsimd_port {
 // Included by one translation unit per architecture: internal linkage keeps
@@ -97,13 +103,16 @@ struct Kernels {
     for (; j + N <= count; j += N) {
       const float* kb = k + j * ldk;
       B acc[N];
+      TINYATTN_XSIMD_UNROLL
       for (size_t i = 0; i < N; ++i) acc[i] = B(0.0f);
       for (size_t c = 0; c < full; c += N) {
         const B qv = B::load_unaligned(q + c);
+        TINYATTN_XSIMD_UNROLL
         for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, B::load_unaligned(kb + i * ldk + c), acc[i]);
       }
       if (rest) {
         const B qv = load_tail(q + full, rest, 0.0f);
+        TINYATTN_XSIMD_UNROLL
         for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, load_tail(kb + i * ldk + full, rest, 0.0f), acc[i]);
       }
       (xsimd::haddp(acc) * sc).store_unaligned(s + j);
@@ -275,9 +284,11 @@ struct Kernels {
     constexpr size_t kPad = (12 + N - 1) / N * N;
     const size_t full = dk - dk % N, rest = dk - full;
     B acc[kPad];  // acc[3*r + key]
+    TINYATTN_XSIMD_UNROLL
     for (B& x : acc) x = B(0.0f);
     for (size_t c = 0; c < full; c += N) {
       const B ka = B::load_unaligned(k + c), kb = B::load_unaligned(k + ldk + c), kc = B::load_unaligned(k + 2 * ldk + c);
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < 4; ++r) {
         const B qv = in_register(B::load_unaligned(q + r * ldq + c));
         acc[3 * r] = xsimd::fma(qv, ka, acc[3 * r]);
@@ -288,6 +299,7 @@ struct Kernels {
     if (rest) {
       const B ka = load_tail(k + full, rest, 0.0f), kb = load_tail(k + ldk + full, rest, 0.0f);
       const B kc = load_tail(k + 2 * ldk + full, rest, 0.0f);
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < 4; ++r) {
         const B qv = load_tail(q + r * ldq + full, rest, 0.0f);
         acc[3 * r] = xsimd::fma(qv, ka, acc[3 * r]);
@@ -297,8 +309,11 @@ struct Kernels {
     }
     const B sc(scale);
     alignas(A::alignment()) float sums[kPad];
+    TINYATTN_XSIMD_UNROLL
     for (size_t g = 0; g < kPad; g += N) (xsimd::haddp(acc + g) * sc).store_aligned(sums + g);
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < 4; ++r)
+      TINYATTN_XSIMD_UNROLL
       for (size_t t = 0; t < 3; ++t) s[r * lds + t] = sums[3 * r + t];
   }
 
@@ -326,9 +341,11 @@ struct Kernels {
       const float* ka = k + j * ldk;
       const float* kb = ka + ldk;
       B acc[8];  // acc[2*r + key]
+      TINYATTN_XSIMD_UNROLL
       for (B& x : acc) x = B(0.0f);
       for (size_t c = 0; c < full; c += N) {
         const B kva = B::load_unaligned(ka + c), kvb = B::load_unaligned(kb + c);
+        TINYATTN_XSIMD_UNROLL
         for (size_t r = 0; r < 4; ++r) {
           const B qv = B::load_unaligned(q + r * ldq + c);
           acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
@@ -337,6 +354,7 @@ struct Kernels {
       }
       if (rest) {
         const B kva = load_tail(ka + full, rest, 0.0f), kvb = load_tail(kb + full, rest, 0.0f);
+        TINYATTN_XSIMD_UNROLL
         for (size_t r = 0; r < 4; ++r) {
           const B qv = load_tail(q + r * ldq + full, rest, 0.0f);
           acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
@@ -344,7 +362,9 @@ struct Kernels {
         }
       }
       alignas(A::alignment()) float sums[8];
+      TINYATTN_XSIMD_UNROLL
       for (size_t g = 0; g < 8; g += N) (xsimd::haddp(acc + g) * sc).store_aligned(sums + g);
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < 4; ++r) {
         s[r * lds + j] = sums[2 * r];
         s[r * lds + j + 1] = sums[2 * r + 1];
@@ -353,15 +373,19 @@ struct Kernels {
     if (j < count) {  // the last key: four rows at once
       const float* ka = k + j * ldk;
       B acc[4];
+      TINYATTN_XSIMD_UNROLL
       for (B& x : acc) x = B(0.0f);
       for (size_t c = 0; c < full; c += N) {
         const B kva = B::load_unaligned(ka + c);
+        TINYATTN_XSIMD_UNROLL
         for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(B::load_unaligned(q + r * ldq + c), kva, acc[r]);
       }
       if (rest) {
         const B kva = load_tail(ka + full, rest, 0.0f);
+        TINYATTN_XSIMD_UNROLL
         for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(load_tail(q + r * ldq + full, rest, 0.0f), kva, acc[r]);
       }
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < 4; ++r) s[r * lds + j] = scale * xsimd::hadd(acc[r]);
     }
   }
@@ -374,24 +398,30 @@ struct Kernels {
   static void weighted_sum_tile(const float* p, size_t ldp, const float* v, size_t ldv, size_t count, const float* a,
                                 float* y, size_t ldy, size_t rest) {
     B acc[4 * kCols];  // acc[kCols*r + col]
+    TINYATTN_XSIMD_UNROLL
     for (B& x : acc) x = B(0.0f);
     const float* vj = v;
     for (size_t j = 0; j < count; ++j, vj += ldv) {
       // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
       B vv[kCols];
       vv[0] = rest ? load_tail(vj, rest, 0.0f) : B::load_unaligned(vj);
+      TINYATTN_XSIMD_UNROLL
       for (size_t c = 1; c < kCols; ++c) vv[c] = B::load_unaligned(vj + c * N);
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < 4; ++r) {
         const B w(p[r * ldp + j]);
+        TINYATTN_XSIMD_UNROLL
         for (size_t c = 0; c < kCols; ++c) acc[kCols * r + c] = xsimd::fma(w, vv[c], acc[kCols * r + c]);
       }
     }
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < 4; ++r) {
       const B ar(a[r]);
       if (rest) {
         store_tail(acc[kCols * r] * ar, y + r * ldy, rest);
         continue;
       }
+      TINYATTN_XSIMD_UNROLL
       for (size_t c = 0; c < kCols; ++c) (acc[kCols * r + c] * ar).store_unaligned(y + r * ldy + c * N);
     }
   }
@@ -442,27 +472,34 @@ struct Kernels {
     constexpr float kInf = std::numeric_limits<float>::infinity();
     const size_t full = count - count % N, rest = count - full;
     B m[R], acc[R], shift[R];
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) m[r] = B(-kInf);
     for (size_t j = 0; j < full; j += N)
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], B::load_unaligned(s + r * lds + j));
     if (rest)
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], load_tail(s + r * lds + full, rest, -kInf));
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
       shift[r] = broadcast_max(m[r]);
       acc[r] = B(0.0f);
     }
     for (size_t j = 0; j < full; j += N)
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) {
         const B e = exp_non_positive(B::load_unaligned(s + r * lds + j) - shift[r]);
         e.store_unaligned(s + r * lds + j);
         acc[r] += e;
       }
     if (rest)
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) {  // the tail's padding (-inf) gives 0
         const B e = exp_non_positive(load_tail(s + r * lds + full, rest, -kInf) - shift[r]);
         store_tail(e, s + r * lds + full, rest);
         acc[r] += e;
       }
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
       max[r] = shift[r].get(0);
       sum[r] = xsimd::hadd(acc[r]);
@@ -474,6 +511,7 @@ struct Kernels {
   static bool outputs_finite(const float* y, size_t ldy, size_t dv) {
     const size_t full = dv - dv % N;
     auto fine = xsimd::isfinite(B(0.0f));  // all true
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
       for (size_t c = 0; c < full; c += N) fine = fine & xsimd::isfinite(B::load_unaligned(y + r * ldy + c));
       if (full < dv) fine = fine & xsimd::isfinite(load_tail(y + r * ldy + full, dv - full, 0.0f));
@@ -487,6 +525,7 @@ struct Kernels {
     if (R == kBlockRows && b.kt) scores_block_transposed(b.q, b.ldq, b.kt, b.ldkt, b.count, b.dk, b.scale, b.s, b.lds);
     else scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
     if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+      TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) {
         float* sr = b.s + r * b.lds;
         for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
@@ -495,6 +534,7 @@ struct Kernels {
     }
     block_numerators<R>(b.s, b.lds, b.count, b.max, b.sum);
     float inv[kBlockRows];
+    TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
       // A finite max has a term exp(0) = 1, so the sum is >= 1 (false for NaN).
       if (!(b.max[r] > -kInf && b.max[r] < kInf && b.sum[r] >= 1.0f)) return false;
