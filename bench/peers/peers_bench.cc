@@ -268,6 +268,17 @@ int main(int argc, char** argv) {
                     share(own), share(best));
       bd << line;
     }
+    // With the softmax taking t_s, a forward at 75% of peak leaves the
+    // products t_75 - t_s: the share of peak they must reach alone.
+    const double t75 = prob.flops() / (0.75 * round_peak * 1e9);
+    for (size_t i = 0; i < transposing.size(); ++i) {
+      const double left = t75 - t[4 + 3 * i];
+      char need[48] = "none left: the softmax alone is over";
+      if (left > 0) std::snprintf(need, sizeof need, "%.0f%%", share(left));
+      std::snprintf(line, sizeof line, "| %s | 75%% of peak with the %s softmax needs the products alone at | | %s |\n",
+                    shape_name(s).c_str(), tinyattn::kernels_f32(transposing[i])->port, need);
+      bd << line;
+    }
     std::snprintf(line, sizeof line, "| %s | FMA peak, same rounds | %.1f GFLOP/s | 100%% |\n", shape_name(s).c_str(),
                   round_peak);
     bd << line;
