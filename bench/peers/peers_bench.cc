@@ -71,6 +71,22 @@ struct Row {
   bool peer;
 };
 
+// One implementation, or one part of one, in a table of parts.
+struct Part {
+  std::string name;
+  std::unique_ptr<Forward> run;
+};
+
+// Median seconds of each part, sampled in alternating rounds; with_peak: one
+// more sampler last, the FMA peak loop.
+std::vector<double> median_seconds_in_rounds(const std::vector<Part>& parts, bool with_peak,
+                                             const TimingConfig& cfg) {
+  std::vector<Sampler> samplers;
+  for (const Part& part : parts) samplers.push_back(make_sampler([f = part.run.get()] { f->run(); }));
+  if (with_peak) samplers.push_back(make_sampler(fma_peak_loop));
+  return interleaved_median_seconds(samplers, cfg);
+}
+
 // GFLOP/s against shape, one polyline per implementation.
 std::string svg_plot(const std::vector<std::string>& impls, const std::vector<std::vector<double>>& gflops,
                      double peak, const std::string& caption) {
@@ -224,10 +240,6 @@ int main(int argc, char** argv) {
      << "| shape (N,M,Dk,Dv) | part | time | % of peak (FLOPs of both products) |\n|---|---|---:|---:|\n";
   for (const Shape& s : {Shape{128, 128, 64, 64}, Shape{256, 256, 64, 64}, Shape{512, 512, 128, 128}}) {
     Problem prob(s.n, s.m, s.dk, s.dv);
-    struct Part {
-      std::string name;
-      std::unique_ptr<Forward> run;
-    };
     std::vector<Part> parts;
     parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
     parts.push_back({"oneDNN 2.6 matmuls alone", make_onednn_products(prob)});
@@ -237,10 +249,7 @@ int main(int argc, char** argv) {
       parts.push_back({port_label(p) + " products alone", make_tinyattn_products(prob, p)});
       parts.push_back({port_label(p) + " softmax alone", make_tinyattn_softmax(prob, p)});
     }
-    std::vector<Sampler> samplers;
-    for (const Part& part : parts) samplers.push_back(make_sampler([f = part.run.get()] { f->run(); }));
-    samplers.push_back(make_sampler(fma_peak_loop));
-    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const std::vector<double> t = median_seconds_in_rounds(parts, true, cfg);
     const double round_peak = fma_peak_loop_flops() / t.back() * 1e-9;
     const double best_products = std::fmin(t[1], [&] {
       double best = INFINITY;
@@ -288,10 +297,6 @@ int main(int argc, char** argv) {
   bd << "\n| shape (N,M,Dk,Dv) | part | time | speed vs fastest peer |\n|---|---|---:|---:|\n";
   for (const Shape& s : {Shape{8, 8, 16, 16}, Shape{16, 16, 32, 32}}) {
     Problem prob(s.n, s.m, s.dk, s.dv);
-    struct Part {
-      std::string name;
-      std::unique_ptr<Forward> run;
-    };
     std::vector<Part> parts;
     parts.push_back({"Eigen 3.4 forward", make_eigen(prob)});
     parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
@@ -301,9 +306,7 @@ int main(int argc, char** argv) {
       parts.push_back({port_label(p) + " forward", make_tinyattn(prob, p)});
       parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
     }
-    std::vector<Sampler> samplers;
-    for (const Part& part : parts) samplers.push_back(make_sampler([f = part.run.get()] { f->run(); }));
-    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const std::vector<double> t = median_seconds_in_rounds(parts, false, cfg);
     const double fastest_peer = std::fmin(t[0], t[1]);
     for (size_t i = 0; i < parts.size(); ++i) {
       char line[256];
