@@ -168,9 +168,9 @@ class TinyattnProducts : public Forward {
 
 // The softmax of the forward alone: for N rows of M scores, each row's max
 // and exp(x - max) with their sum, in place, over one block of kBlockRows
-// rows in L1 (as the forward's scores are when it exponentiates them), so it
-// costs no more than the forward must spend on it. Repeated, the values stay
-// in (0, 1].
+// rows in L1 (as the forward's scores are when it exponentiates them; its
+// fused kernel runs the same two passes four rows at a time). Repeated, the
+// values stay in (0, 1].
 class TinyattnSoftmax : public Forward {
  public:
   TinyattnSoftmax(const Problem& p, const tinyattn::KernelsF32& k)

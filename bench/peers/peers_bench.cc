@@ -230,10 +230,11 @@ int main(int argc, char** argv) {
   md << "\n";
 
   // What bounds the forward's share of the peak: its parts timed alone, in
-  // the same alternating rounds. The products alone at their speed plus the
-  // softmax alone is the most a forward built from them can reach; with the
-  // fastest GEMM here (oneDNN's) for the products, the most any forward
-  // with this softmax can.
+  // the same alternating rounds. The products alone plus the softmax alone
+  // is about the most a forward built from them can reach (the fused kernel
+  // may beat the two softmax passes a little); with the faster of the two
+  // GEMMs measured (oneDNN's, tinyattn's) for the products, about the most a
+  // forward with this softmax can.
   std::ostringstream bd;
   bd << "\n### What bounds the forward's share of peak: its parts alone\n\n"
      << "% of peak: of the FMA peak sampled in the same rounds (its row).\n\n"
