@@ -586,7 +586,7 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // The transposed keys follow the minimal workspace (forward_workspace_bytes).
   if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
     p.kt = s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
-    p.ldkt = align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float));
+    p.ldkt = forward_transposed_keys_stride(d);
   }
 #endif
   // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;

@@ -82,6 +82,12 @@ inline constexpr bool kTransposedKeysBuilt = false;
 inline constexpr bool kTransposedKeysBuilt = true;
 #endif
 
+// Floats from one row of the transposed keys to the next (a row per key
+// element, min(M, kKeyTile) keys each), so each row starts 64-byte aligned.
+constexpr size_t forward_transposed_keys_stride(const Dims& d) {
+  return align_up(d.m < kKeyTile ? d.m : kKeyTile, kWorkspaceAlign / sizeof(float));
+}
+
 // Whether Scratch::kTransposedKeys can apply to these dims: rows enough, and
 // a path whose key spans fit one tile (the plain path with M <= kKeyTile, or
 // the tiled path). Where it cannot, it adds no bytes.
@@ -109,7 +115,7 @@ constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true
                     kWorkspaceAlign
               : forward_block_rows(d) * align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign) +
          (scratch == Scratch::kTransposedKeys && forward_transposes_keys(d, with_weights)
-              ? d.dk * align_up((d.m < kKeyTile ? d.m : kKeyTile) * sizeof(float), kWorkspaceAlign)
+              ? d.dk * forward_transposed_keys_stride(d) * sizeof(float)
               : 0);
 }
 
