@@ -109,7 +109,7 @@ void bm_int8(benchmark::State& state, tinyattn::Port port, Dims d) {
   const tinyattn::ForwardIoI8 io{q.data(), k.data(), v.data(), y.data(), nullptr, nullptr};
   for (auto _ : state) {
     const tinyattn::Status s =
-        tinyattn::forward_i8(d, io, {plans.data(), plans.size()}, {ws.data(), ws.size()}, {}, port);
+        tinyattn::forward_i8(d, io, {plans.data(), plans.size()}, {ws.data(), ws.size()}, {}, tinyattn::Options{{}, port});
     if (s != tinyattn::Status::kOk) {
       state.SkipWithError(tinyattn::to_string(s));
       break;

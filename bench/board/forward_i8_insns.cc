@@ -25,7 +25,7 @@ Large::Q q;
 Large::K k;
 Large::V v;
 Large::Y y;
-// AttentionI8 runs the default port; forward_i8() takes a port, so the
+// AttentionI8 runs the default port; forward_i8() takes Options, so the
 // program brings its own scratch (the large shape's covers the small one).
 alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_workspace_bytes(Large::dims)];
 
@@ -68,10 +68,10 @@ int main(int argc, char** argv) {
     if (is_small) {
       // The small shape reads the leading parts of the same buffers.
       status = tinyattn::forward_i8(Small::dims, {q.data(), k.data(), v.data(), y.data()}, small.plan(),
-                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, port);
+                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, tinyattn::Options{{}, port});
     } else {
       status = tinyattn::forward_i8(Large::dims, {q.data(), k.data(), v.data(), y.data()}, large.plan(),
-                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, port);
+                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, tinyattn::Options{{}, port});
     }
   }
   uint32_t sum = 0;

@@ -72,6 +72,9 @@ double logit(const Dims& d, const float* q, const float* k, const Mask& mask, do
   double dot = 0.0;
   for (size_t c = 0; c < d.dk; ++c) dot += static_cast<double>(qi[c]) * static_cast<double>(kj[c]);
   double s = scale * dot;
+  // The logit is an fp32 value (docs/hardening.md, the overflow rule): beyond
+  // fp32's range it is +-inf, as every port's, not a large double.
+  if (std::isfinite(s) && std::isinf(static_cast<float>(s))) s = static_cast<float>(s);
   if (mask.bias) s += static_cast<double>(mask.bias[h * mask.head_stride + i * d.m + j]);
   return s;
 }

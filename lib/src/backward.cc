@@ -8,17 +8,17 @@
 #include <cstring>
 #include <limits>
 
-#include "detail.h"
+#include "row_core.h"
 #include "tinyattn/backward.h"
 
 namespace tinyattn {
 
 namespace {
 
-using detail::Extent;
+using detail::Tensor;
 using detail::fill;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using detail::kInf;
 
 // False when the call reads or writes an Hq*N*M array this target cannot address.
 bool rows_addressable(const Dims& d, bool full_rows) {
@@ -30,41 +30,32 @@ Status validate_backward(const Dims& d, BackwardMode mode, const BackwardIo& io,
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
   if (mode != BackwardMode::kSavedWeights && mode != BackwardMode::kRecompute) return Status::kUnsupported;
   const bool saved = mode == BackwardMode::kSavedWeights;
-  if (!io.q || !io.k || !io.v || !io.dy || !io.dq || !io.dk || !io.dv || !ws.data) return Status::kNullPointer;
-  if (saved ? !io.weights : !io.lse) return Status::kNullPointer;
-  if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) || !detail::aligned(io.dy) ||
-      !detail::aligned(io.weights) || !detail::aligned(io.lse) || !detail::aligned(io.y) ||
-      !detail::aligned(io.dq) || !detail::aligned(io.dk) || !detail::aligned(io.dv) || !detail::aligned(io.ds))
-    return Status::kMisaligned;
-  // On 32-bit targets Hq*N*M floats (weights, dS) may not be addressable.
-  if (!rows_addressable(d, saved || io.ds != nullptr)) return Status::kBadDimension;
-  if (ws.bytes < backward_workspace_bytes(d, mode)) return Status::kWorkspaceTooSmall;
-
+  constexpr size_t kF = sizeof(float);
   // Only what this mode reads counts as an input (an unused pointer may point anywhere).
-  const Extent inputs[] = {{io.q, d.q_elems() * sizeof(float)},
-                           {io.k, d.k_elems() * sizeof(float)},
-                           {io.v, d.v_elems() * sizeof(float)},
-                           {io.dy, d.y_elems() * sizeof(float)},
-                           {io.y, d.y_elems() * sizeof(float)},
-                           {saved ? io.weights : nullptr, d.weight_elems() * sizeof(float)},
-                           {saved ? nullptr : io.lse, d.lse_elems() * sizeof(float)},
-                           detail::keep_extent(mask, d),
-                           detail::bias_extent(mask, d)};
-  const Extent outputs[] = {{io.dq, d.q_elems() * sizeof(float)},
-                            {io.dk, d.k_elems() * sizeof(float)},
-                            {io.dv, d.v_elems() * sizeof(float)},
-                            {io.ds, d.weight_elems() * sizeof(float)},
-                            {ws.data, ws.bytes}};
-  return detail::check_aliasing(inputs, outputs);
+  const Tensor inputs[] = {{io.q, d.q_elems() * kF, kF, true},
+                           {io.k, d.k_elems() * kF, kF, true},
+                           {io.v, d.v_elems() * kF, kF, true},
+                           {io.dy, d.y_elems() * kF, kF, true},
+                           {io.y, d.y_elems() * kF, kF, false},
+                           {io.weights, saved ? d.weight_elems() * kF : 0, kF, saved},
+                           {io.lse, saved ? 0 : d.lse_elems() * kF, kF, !saved},
+                           detail::keep_tensor(mask, d),
+                           detail::bias_tensor(mask, d)};
+  const Tensor outputs[] = {{io.dq, d.q_elems() * kF, kF, true},
+                            {io.dk, d.k_elems() * kF, kF, true},
+                            {io.dv, d.v_elems() * kF, kF, true},
+                            {io.ds, d.weight_elems() * kF, kF, false}};
+  // On 32-bit targets Hq*N*M floats (weights, dS) may not be addressable.
+  return detail::validate_tensors(inputs, outputs, ws, backward_workspace_bytes(d, mode), ws.bytes,
+                                  rows_addressable(d, saved || io.ds != nullptr));
 }
 
 
 struct Problem {
+  detail::RowContext c;
   const Dims& d;
   const KernelsF32& kern;
-  const Mask& mask;
   float scale;
-  bool element_masks;
   size_t tile;
 };
 
@@ -95,8 +86,7 @@ size_t tile_len(const Problem& p, const Row& row, size_t off) {
 // Logits of keys [r.lo + off, r.lo + off + n), masks applied (as forward()).
 void row_logits(const Problem& p, const Row& row, size_t off, size_t n, float* s) {
   p.kern.scores(row.q, row.k + off * p.d.dk, p.d.dk, n, p.d.dk, p.scale, s);
-  if (p.element_masks)
-    detail::apply_element_masks(p.mask, p.d, row.h, row.i, KeyRange{row.r.lo + off, row.r.lo + off + n}, s);
+  detail::finish_logits(p.c, row.q, row.k + off * p.d.dk, row.h, row.i, row.r.lo + off, n, s);
 }
 
 // The weights A of one tile: the saved ones, or recomputed into buf.
@@ -211,7 +201,8 @@ Status backward(const Dims& d, BackwardMode mode, const BackwardIo& io, Workspac
                 const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_backward(d, mode, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const Problem p{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask), backward_tile(d)};
+  const float scale = effective_scale(d, o);
+  const Problem p{{d, *kp, mask, scale, detail::has_element_masks(mask)}, d, *kp, scale, backward_tile(d)};
   const bool saved = mode == BackwardMode::kSavedWeights;
 
   // Workspace layout (backward_workspace_bytes): Abar/dS tile, then the

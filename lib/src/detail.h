@@ -1,4 +1,4 @@
-// Checks and helpers shared by the forward and (later) backward drivers.
+// Checks and helpers shared by every driver (fp32, fp16, int8, backward).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +45,56 @@ Status check_aliasing(const Extent (&inputs)[kInputs], const Extent (&outputs)[k
   return Status::kOk;
 }
 
+// One pointer argument of an entry point: what the call reads or writes
+// there (bytes), the alignment of its element, and whether it may be null.
+struct Tensor {
+  const void* p = nullptr;
+  size_t bytes = 0;
+  size_t align = 1;
+  bool required = false;
+};
+
+// Whether t.p is aligned for its element (null passes: that is `required`'s check).
+inline bool aligned_for(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.p) % t.align == 0; }
+
+// The checks on an entry point's memory, after validate_common, in one order
+// so the same fault gets the same status from every entry point:
+//  1. check_pointers: a required pointer or the workspace null
+//     (kNullPointer); a pointer not aligned for its element (kMisaligned);
+//  2. the entry point's own checks of what the pointers hold (e.g. an int8 plan);
+//  3. check_memory: fewer workspace bytes than ws_needed
+//     (kWorkspaceTooSmall); an output overlapping an input or another output,
+//     the workspace being an output of ws_written bytes (kAliasing).
+template <size_t kIn, size_t kOut>
+Status check_pointers(const Tensor (&inputs)[kIn], const Tensor (&outputs)[kOut], Workspace ws) {
+  bool missing = ws.data == nullptr, misaligned = false;
+  for (const Tensor& t : inputs) missing |= t.required && t.p == nullptr, misaligned |= !aligned_for(t);
+  for (const Tensor& t : outputs) missing |= t.required && t.p == nullptr, misaligned |= !aligned_for(t);
+  if (missing) return Status::kNullPointer;
+  return misaligned ? Status::kMisaligned : Status::kOk;
+}
+
+template <size_t kIn, size_t kOut>
+Status check_memory(const Tensor (&inputs)[kIn], const Tensor (&outputs)[kOut], Workspace ws, size_t ws_needed,
+                    size_t ws_written) {
+  if (ws.bytes < ws_needed) return Status::kWorkspaceTooSmall;
+  Extent in[kIn], out[kOut + 1];
+  for (size_t a = 0; a < kIn; ++a) in[a] = {inputs[a].p, inputs[a].bytes};
+  for (size_t a = 0; a < kOut; ++a) out[a] = {outputs[a].p, outputs[a].bytes};
+  out[kOut] = {ws.data, ws_written};
+  return check_aliasing(in, out);
+}
+
+// Both, for the float paths, whose own check is that the full-row arrays
+// (weights, dS: Hq*N*M floats) are addressable on this target (kBadDimension).
+template <size_t kIn, size_t kOut>
+Status validate_tensors(const Tensor (&inputs)[kIn], const Tensor (&outputs)[kOut], Workspace ws, size_t ws_needed,
+                        size_t ws_written, bool rows_addressable) {
+  if (Status s = check_pointers(inputs, outputs, ws); s != Status::kOk) return s;
+  if (!rows_addressable) return Status::kBadDimension;
+  return check_memory(inputs, outputs, ws, ws_needed, ws_written);
+}
+
 // Sets p[0..n) to value (the drivers' zero and NaN rows).
 template <class T>
 void fill(T* p, size_t n, T value) {
@@ -65,8 +115,9 @@ inline size_t mask_rows_bytes(const Dims& d, uint64_t row_bytes, uint64_t head_s
   return static_cast<size_t>(mask_rows_bytes64(d, row_bytes, head_stride_bytes));
 }
 
-Extent keep_extent(const Mask& mask, const Dims& d);
-Extent bias_extent(const Mask& mask, const Dims& d);
+// The keep and bias masks as inputs of a call (null when not given).
+Tensor keep_tensor(const Mask& mask, const Dims& d);
+Tensor bias_tensor(const Mask& mask, const Dims& d);
 
 // The part of validation every fp32 entry point shares: dims, mask, scale, port.
 Status validate_common(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels);

@@ -1,58 +1,44 @@
-// The fp16 forward driver: the fp32 driver's steps (lib/src/forward.cc) on
-// rows widened from fp16 into the workspace, a tile of keys at a time, with
-// the same port kernels. Results are rounded to fp16 only when stored.
+// The fp16 forward driver: the shared row core (row_core.h) on rows widened
+// from fp16 into the workspace, a tile of keys at a time, with the same port
+// kernels. Results are rounded to fp16 only when stored.
 // With F16Compute::kNativeF16Products the scores and P V come from the native
 // fp16 kernels (f16_native.h) reading the halves in place; the softmax stays
 // on the port's fp32 kernels.
-#include <cmath>
-#include <limits>
-
-#include "detail.h"
 #include "f16_native.h"
-#include "tinyattn/exp.h"
+#include "row_core.h"
 #include "tinyattn/forward_f16.h"
 
 namespace tinyattn {
 
 namespace {
 
-using detail::Extent;
-using detail::fill;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using detail::Tensor;
+using Row = detail::RowOf<half>;
 
 Status validate_forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Mask& mask, const Options& o,
                             const KernelsF32** kernels) {
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
-  if (!io.q || !io.k || !io.v || !io.y || !ws.data) return Status::kNullPointer;
-  if (!detail::aligned(io.q) || !detail::aligned(io.k) || !detail::aligned(io.v) || !detail::aligned(io.y) ||
-      !detail::aligned(io.weights) || !detail::aligned(io.lse))
-    return Status::kMisaligned;
-  if (ws.bytes < forward_f16_workspace_bytes(d, io.weights != nullptr)) return Status::kWorkspaceTooSmall;
-
-  const Extent inputs[] = {{io.q, d.q_elems() * sizeof(half)},
-                           {io.k, d.k_elems() * sizeof(half)},
-                           {io.v, d.v_elems() * sizeof(half)},
-                           detail::keep_extent(mask, d),
-                           detail::bias_extent(mask, d)};
-  const Extent outputs[] = {{io.y, d.y_elems() * sizeof(half)},
-                            {io.weights, d.weight_elems() * sizeof(half)},
-                            {io.lse, d.lse_elems() * sizeof(float)},
-                            {ws.data, ws.bytes}};
-  return detail::check_aliasing(inputs, outputs);
+  const Tensor inputs[] = {{io.q, d.q_elems() * sizeof(half), alignof(half), true},
+                           {io.k, d.k_elems() * sizeof(half), alignof(half), true},
+                           {io.v, d.v_elems() * sizeof(half), alignof(half), true},
+                           detail::keep_tensor(mask, d),
+                           detail::bias_tensor(mask, d)};
+  const Tensor outputs[] = {{io.y, d.y_elems() * sizeof(half), alignof(half), true},
+                            {io.weights, d.weight_elems() * sizeof(half), alignof(half), false},
+                            {io.lse, d.lse_elems() * sizeof(float), alignof(float), false}};
+  return detail::validate_tensors(inputs, outputs, ws, forward_f16_workspace_bytes(d, io.weights != nullptr), ws.bytes,
+                                  io.weights == nullptr || fits_address_space(uint64_t{d.hq} * d.n * d.m));
 }
 
-
 // The workspace carved into its fp32 arrays (sizes as forward_f16_workspace_bytes).
-struct Scratch {
+struct F16Scratch {
   float *s, *q, *tile, *acc, *part;
 };
 
-Scratch carve(const Dims& d, Workspace ws, bool tiled) {
+F16Scratch carve(const Dims& d, Workspace ws, bool tiled) {
   float* base = detail::workspace_floats(ws);
   auto floats = [](size_t n) { return align_up(n * sizeof(float), kWorkspaceAlign) / sizeof(float); };
-  Scratch sc{};
+  F16Scratch sc{};
   sc.s = base;
   sc.q = sc.s + floats(tiled ? kF16KeyTile : d.m);
   sc.tile = sc.q + floats(d.dk);
@@ -61,125 +47,37 @@ Scratch carve(const Dims& d, Workspace ws, bool tiled) {
   return sc;
 }
 
-struct Problem {
-  const Dims& d;
-  const KernelsF32& kern;
-  const detail::KernelsF16Native* native;  // null: widen to fp32
-  const Mask& mask;
-  float scale;
-  bool element_masks;
-  Scratch sc;
+// The row core's source for fp16 tensors: K and V tiles widened into the
+// scratch (or read in place by the native kernels).
+class F16Rows {
+ public:
+  F16Rows(const detail::RowContext& c, const detail::KernelsF16Native* native, const F16Scratch& sc)
+      : c_(c), native_(native), sc_(sc) {}
+  const detail::RowContext& ctx() const { return c_; }
+  size_t plain_tile() const { return f16_key_tile(c_.d); }
+  size_t online_tile() const { return kF16KeyTile; }
+  void begin_row(const Row& row) const {
+    if (!native_) to_float(row.q, sc_.q, c_.d.dk);
+  }
+  void scores(const Row& row, size_t off, size_t n, float* s) const {
+    const size_t dk = c_.d.dk;
+    if (native_) return native_->scores(row.q, row.k + off * dk, dk, n, dk, c_.scale, s);
+    to_float(row.k + off * dk, sc_.tile, n * dk);
+    c_.kern.scores(sc_.q, sc_.tile, dk, n, dk, c_.scale, s);
+  }
+  void values(const Row& row, size_t off, size_t n, const float* p, float a, float* out) const {
+    const size_t dv = c_.d.dv;
+    if (native_) return native_->weighted_sum(p, row.v + off * dv, dv, n, dv, a, out);
+    to_float(row.v + off * dv, sc_.tile, n * dv);
+    c_.kern.weighted_sum(p, sc_.tile, dv, n, dv, a, out);
+  }
+  float* output(const Row&, float* acc) const { return acc; }
+
+ private:
+  const detail::RowContext& c_;
+  const detail::KernelsF16Native* native_;  // null: widen to fp32
+  F16Scratch sc_;
 };
-
-// Everything one query row needs.
-struct Row {
-  const half* q = nullptr;  // the query row
-  const half* k = nullptr;  // key r.lo of this row's KV head
-  const half* v = nullptr;  // value r.lo
-  half* y = nullptr;
-  half* weights = nullptr;  // full row of M, or null
-  float* lse = nullptr;     // one float, or null
-  KeyRange r;
-  size_t h = 0, i = 0;
-};
-
-// Scores of keys [r.lo + off, r.lo + off + count) into s, masks applied.
-void tile_scores(const Problem& p, const Row& row, size_t off, size_t count, float* s) {
-  if (p.native) {
-    p.native->scores(row.q, row.k + off * p.d.dk, p.d.dk, count, p.d.dk, p.scale, s);
-  } else {
-    to_float(row.k + off * p.d.dk, p.sc.tile, count * p.d.dk);
-    p.kern.scores(p.sc.q, p.sc.tile, p.d.dk, count, p.d.dk, p.scale, s);
-  }
-  if (p.element_masks)
-    detail::apply_element_masks(p.mask, p.d, row.h, row.i, KeyRange{row.r.lo + off, row.r.lo + off + count}, s);
-}
-
-// acc += a * sum_j s[j] v[r.lo + off + j] over count keys.
-void tile_values(const Problem& p, const Row& row, size_t off, size_t count, const float* s, float a) {
-  if (p.native) {
-    p.native->weighted_sum(s, row.v + off * p.d.dv, p.d.dv, count, p.d.dv, a, p.sc.part);
-  } else {
-    to_float(row.v + off * p.d.dv, p.sc.tile, count * p.d.dv);
-    p.kern.weighted_sum(s, p.sc.tile, p.d.dv, count, p.d.dv, a, p.sc.part);
-  }
-  p.kern.axpy(1.0f, p.sc.part, p.sc.acc, p.d.dv);
-}
-
-void finish_empty(const Problem& p, const Row& row) {  // no visible key: zeros
-  fill(row.y, p.d.dv, half::from_bits(0));
-  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), half::from_bits(0));
-  if (row.lse) *row.lse = -kInf;
-}
-
-void finish_nan(const Problem& p, const Row& row) {  // a NaN logit poisons its own row only
-  const half nan = to_half(kNaN);
-  fill(row.y, p.d.dv, nan);
-  if (row.weights) fill(row.weights + row.r.lo, row.r.size(), nan);
-  if (row.lse) *row.lse = kNaN;
-}
-
-// s[j] -> exp(s[j] - max), returning their sum; with max == +inf the +inf
-// logits share all the weight (the limit of softmax).
-float exponentiate(const Problem& p, float* s, size_t len, float max) {
-  if (max != kInf) return p.kern.exp_shift_sum(s, len, max);
-  float sum = 0.0f;
-  for (size_t j = 0; j < len; ++j) {
-    s[j] = s[j] == kInf ? 1.0f : 0.0f;
-    sum += s[j];
-  }
-  return sum;
-}
-
-// One pass over the row's M scores, kept whole (needed for the weights).
-void plain_row(const Problem& p, const Row& row) {
-  const size_t len = row.r.size(), tile = f16_key_tile(p.d);
-  float* s = p.sc.s;
-  for (size_t off = 0; off < len; off += tile) tile_scores(p, row, off, len - off < tile ? len - off : tile, s + off);
-  const float max = p.kern.row_max(s, len);
-  if (max == -kInf) return finish_empty(p, row);
-  if (max != max) return finish_nan(p, row);
-  const float sum = exponentiate(p, s, len, max);
-  const float inv = 1.0f / sum;
-  float a = inv;
-  if (row.weights) {
-    p.kern.scale(s, len, inv);
-    to_half(s, row.weights + row.r.lo, len);
-    a = 1.0f;
-  }
-  for (size_t c = 0; c < p.d.dv; ++c) p.sc.acc[c] = 0.0f;
-  for (size_t off = 0; off < len; off += tile) tile_values(p, row, off, len - off < tile ? len - off : tile, s + off, a);
-  to_half(p.sc.acc, row.y, p.d.dv);
-  if (row.lse) *row.lse = max == kInf ? kInf : max + std::log(sum);
-}
-
-// Online softmax over key tiles (as forward()'s tiled path): running max m,
-// running sum l, unnormalised accumulator rescaled by exp(m_old - m_new).
-void tiled_row(const Problem& p, const Row& row) {
-  const size_t len = row.r.size(), dv = p.d.dv;
-  float* s = p.sc.s;
-  float m = -kInf, l = 0.0f;
-  for (size_t c = 0; c < dv; ++c) p.sc.acc[c] = 0.0f;
-  for (size_t off = 0; off < len; off += kF16KeyTile) {
-    const size_t count = len - off < kF16KeyTile ? len - off : kF16KeyTile;
-    tile_scores(p, row, off, count, s);
-    const float tile_max = p.kern.row_max(s, count);
-    if (tile_max != tile_max) return finish_nan(p, row);
-    if (tile_max == -kInf) continue;  // nothing visible in this tile
-    if (tile_max > m) {
-      const float factor = m == -kInf ? 0.0f : tile_max == kInf ? 0.0f : exp_poly(m - tile_max);
-      p.kern.scale(p.sc.acc, dv, factor);
-      l *= factor;
-      m = tile_max;
-    }
-    l += exponentiate(p, s, count, m);
-    tile_values(p, row, off, count, s, 1.0f);
-  }
-  if (m == -kInf) return finish_empty(p, row);
-  p.kern.scale(p.sc.acc, dv, 1.0f / l);
-  to_half(p.sc.acc, row.y, dv);
-  if (row.lse) *row.lse = m == kInf ? kInf : m + std::log(l);
-}
 
 }  // namespace
 
@@ -194,7 +92,9 @@ Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Ma
     return Status::kUnsupported;
   }
   const bool tiled = forward_f16_uses_tiles(d, io.weights != nullptr);
-  const Problem p{d, *kp, native, mask, effective_scale(d, o), detail::has_element_masks(mask), carve(d, ws, tiled)};
+  const detail::RowContext c{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask)};
+  const F16Scratch sc = carve(d, ws, tiled);
+  const F16Rows src(c, native, sc);
 
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
@@ -209,16 +109,12 @@ Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Ma
                     io.lse ? io.lse + idx : nullptr,
                     r, h, i};
       if (row.weights) {  // keys outside the range never get weight
-        fill(row.weights, r.lo, half::from_bits(0));
-        fill(row.weights + r.hi, d.m - r.hi, half::from_bits(0));
+        detail::fill_with(row.weights, r.lo, 0.0f);
+        detail::fill_with(row.weights + r.hi, d.m - r.hi, 0.0f);
       }
-      if (r.empty()) {
-        finish_empty(p, row);
-        continue;
-      }
-      if (!native) to_float(row.q, p.sc.q, d.dk);
-      if (tiled) tiled_row(p, row);
-      else plain_row(p, row);
+      if (r.empty()) detail::finish_empty(row, d.dv);
+      else if (tiled) detail::tiled_row(src, row, sc.s, sc.acc, sc.part);
+      else detail::plain_row(src, row, sc.s, sc.acc, sc.part);
     }
   }
   return Status::kOk;

@@ -137,31 +137,32 @@ Status plan_int8(const Dims& d, const Int8Scheme& sc, Int8HeadPlan* plans, size_
 
 namespace {
 
-using detail::Extent;
+using detail::Tensor;
 
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
-                           const Mask& mask) {
+                           const Mask& mask, const Options& o, const KernelsI8** kernels) {
   if (Status s = validate(d); s != Status::kOk) return s;
   if (d.dk > kMaxDkInt8 || d.m >= kMaxMInt8) return Status::kBadDimension;
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias) return Status::kUnsupported;
-  if (!io.q || !io.k || !io.v || !io.y || !ws.data || !plan.heads) return Status::kNullPointer;
-  if (!detail::aligned(io.weights) || !detail::aligned(plan.heads)) return Status::kMisaligned;
+  if (o.scale) return Status::kUnsupported;  // the plan holds the softmax scale
+  *kernels = kernels_i8(o.port);
+  if (!*kernels) return Status::kPortUnavailable;
+  const Tensor inputs[] = {{io.q, d.q_elems(), 1, true},
+                           {io.k, d.k_elems(), 1, true},
+                           {io.v, d.v_elems(), 1, true},
+                           {plan.heads, plan.count * sizeof(Int8HeadPlan), alignof(Int8HeadPlan), true},
+                           {io.bias, io.bias ? detail::mask_rows_bytes(d, d.m, mask.head_stride) : 0},
+                           detail::keep_tensor(mask, d)};
+  const Tensor outputs[] = {{io.y, d.y_elems(), 1, true},
+                            {io.weights, d.weight_elems() * sizeof(uint16_t), alignof(uint16_t), false}};
+  if (Status s = detail::check_pointers(inputs, outputs, ws); s != Status::kOk) return s;
   if (plan.count != d.hq) return Status::kBadQuantization;
   for (size_t h = 0; h < d.hq; ++h) {
     if (Status s = validate(plan.heads[h]); s != Status::kOk) return s;
     if (io.bias && plan.heads[h].bias.multiplier == 0) return Status::kBadQuantization;
   }
-  if (ws.bytes < forward_i8_workspace_bytes(d)) return Status::kWorkspaceTooSmall;
-
-  const Extent inputs[] = {{io.q, d.q_elems()},
-                           {io.k, d.k_elems()},
-                           {io.v, d.v_elems()},
-                           {plan.heads, plan.count * sizeof(Int8HeadPlan)},
-                           {io.bias, io.bias ? detail::mask_rows_bytes(d, d.m, mask.head_stride) : 0},
-                           detail::keep_extent(mask, d)};
-  const Extent outputs[] = {{io.y, d.y_elems()}, {io.weights, d.weight_elems() * sizeof(uint16_t)}, {ws.data, ws.bytes}};
-  return detail::check_aliasing(inputs, outputs);
+  return detail::check_memory(inputs, outputs, ws, forward_i8_workspace_bytes(d), ws.bytes);
 }
 
 bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
@@ -177,10 +178,9 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 }  // namespace
 
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
-                  Port port) {
-  if (Status s = validate_forward_i8(d, io, plan, ws, mask); s != Status::kOk) return s;
-  const KernelsI8* kern = kernels_i8(port);
-  if (!kern) return Status::kUnsupported;
+                  const Options& o) {
+  const KernelsI8* kern = nullptr;
+  if (Status s = validate_forward_i8(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);

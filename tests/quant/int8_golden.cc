@@ -84,7 +84,7 @@ TA_CASE("int8 golden: outputs and weights are byte-identical to the generator on
       std::memset(y, 0x5a, d.y_elems());
       std::memset(w, 0x5a, d.weight_elems() * 2);
       const Status s = forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w, c.bias}, Int8Plan{plans, d.hq},
-                                  Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), port);
+                                  Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), Options{{}, port});
       TA_CHECK_MSG(s == Status::kOk, "%s/%s %s: status %s", kern->port, kern->simd_target(), c.name, to_string(s));
       size_t bad_y = 0, bad_w = 0, first = 0;
       for (size_t i = 0; i < d.y_elems(); ++i)
@@ -98,7 +98,7 @@ TA_CASE("int8 golden: outputs and weights are byte-identical to the generator on
       // Without weights requested, the output bytes are the same.
       std::memset(y, 0x5a, d.y_elems());
       forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, nullptr, c.bias}, Int8Plan{plans, d.hq},
-                 Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), port);
+                 Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c), Options{{}, port});
       TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0, "%s/%s %s: output depends on whether weights are requested",
                    kern->port, kern->simd_target(), c.name);
     }

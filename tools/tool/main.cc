@@ -435,7 +435,7 @@ int cmd_run(int argc, char** argv) {
     io.weights = want_weights ? weights_q15.data() : nullptr;
     io.bias = bias_i8.empty() ? nullptr : bias_i8.data();
     s = tinyattn::forward_i8(d, io, tinyattn::Int8Plan{plans.data(), plans.size()},
-                             tinyattn::Workspace{ws.data(), ws.size()}, mask, opt.port);
+                             tinyattn::Workspace{ws.data(), ws.size()}, mask, tinyattn::Options{{}, opt.port});
   } else {
     y.resize(d.y_elems());
     weights.resize(want_weights ? d.weight_elems() : 0);

@@ -121,10 +121,12 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 // M >= kMaxMInt8,
 // kBadQuantization for a plan with the wrong count or invalid entries (or
 // without a bias multiplier when io.bias is set), kUnsupported for a mask
-// with a float bias, kUnsupported for a port not compiled into this build.
-// `port` picks the kernels (kernels_i8.h); every port gives the same bytes.
+// with a float bias or for options.scale set (the plan holds the softmax
+// scale), kPortUnavailable for a port not compiled into this build (as every
+// entry point). options.port picks the kernels (kernels_i8.h); every port
+// gives the same bytes.
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {},
-                  Port port = Port::kDefault);
+                  const Options& options = {});
 
 // The integer building blocks, exposed so users and tests can reproduce them.
 // x * 2^-s rounded to nearest, ties away from zero (s in [0, 62]).

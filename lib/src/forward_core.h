@@ -1,0 +1,113 @@
+// The fp32 forward's pieces shared by its dispatch (forward.cc) and its
+// block algorithms (forward_blocks.cc): the problem one call solves, as a
+// source of rows for the shared row core (row_core.h).
+#pragma once
+
+#include "row_core.h"
+
+// Whether any port compiled into this build has the optional fused block
+// (KernelsF32::attend_block) and transposed-key scores: where none has
+// (the boards' scalar and Helium builds) their driver code is left out of the
+// image (the Cortex-M4F code size goal, docs/performance.md). The build
+// defines it from the port list; a build without one has neither.
+#ifndef TINYATTN_BUILT_FUSED_BLOCKS
+#define TINYATTN_BUILT_FUSED_BLOCKS 0
+#endif
+
+namespace tinyattn {
+namespace detail {
+
+inline constexpr bool kFusedBlocksBuilt = TINYATTN_BUILT_FUSED_BLOCKS != 0;
+// Transposed keys: also not for M-profile cores, where their bookkeeping
+// would cost the board stack bound (docs/hardening.md).
+inline constexpr bool kTransposedKeysUsed = kFusedBlocksBuilt && kTransposedKeysBuilt;
+
+using Row = RowOf<float>;
+
+// The key range of each query row. Without a causal or window mask every row
+// has the same one, computed once per call (small shapes feel the per-row cost).
+class Ranges {
+ public:
+  Ranges(const Mask& mask, const Dims& d)
+      : mask_(mask), n_(d.n), m_(d.m), same_(mask.causal == Causal::kNone && !mask.window.active()),
+        first_(key_range(mask, 0, d.n, d.m)) {}
+  KeyRange operator()(size_t i) const { return same_ ? first_ : key_range(mask_, i, n_, m_); }
+  bool same_for_every_row() const { return same_; }
+
+ private:
+  const Mask& mask_;
+  size_t n_, m_;
+  bool same_;
+  KeyRange first_;
+};
+
+// One forward() call after validation; the row core's source of fp32 rows
+// (keys and values read in place, a whole row per port call).
+struct Problem : RowContext {
+  const ForwardIo& io;
+  Ranges range;
+  // A tile of keys transposed (Scratch::kTransposedKeys), ldkt floats per
+  // key element; null: scores from K as given. Which keys it holds is the
+  // caller's (Block::kt_lo): the driver transposes them before it uses them.
+  float* kt = nullptr;
+  size_t ldkt = 0;
+
+  const RowContext& ctx() const { return *this; }
+  size_t plain_tile() const { return d.m; }
+  size_t online_tile() const { return kKeyTile; }
+  void begin_row(const Row&) const {}
+  void scores(const Row& row, size_t off, size_t n, float* s) const {
+    kern.scores(row.q, row.k + off * d.dk, d.dk, n, d.dk, scale, s);
+  }
+  void values(const Row& row, size_t off, size_t n, const float* p, float a, float* out) const {
+    kern.weighted_sum(p, row.v + off * d.dv, d.dv, n, d.dv, a, out);
+  }
+  float* output(const Row& row, float*) const { return row.y; }
+};
+
+// Row i of query head h.
+inline Row make_row(const Problem& p, size_t h, size_t i) {
+  const Dims& d = p.d;
+  const size_t kv_head = h / d.group();
+  const size_t idx = h * d.n + i;
+  const KeyRange r = p.range(i);
+  return Row{p.io.q + idx * d.dk,
+             p.io.k + (kv_head * d.m + r.lo) * d.dk,
+             p.io.v + (kv_head * d.m + r.lo) * d.dv,
+             p.io.y + idx * d.dv,
+             p.io.weights ? p.io.weights + idx * d.m : nullptr,
+             p.io.lse ? p.io.lse + idx : nullptr,
+             r, h, i};
+}
+
+// Rows [i0, i0 + count) of query head h that go through the port's block
+// primitives together. They share one key span u, the union of their key
+// ranges (consecutive rows' structured ranges differ by a few keys at most).
+// Rows are built from it on use (make_row) rather than kept, which keeps the
+// board stack small.
+struct Block {
+  size_t h = 0, i0 = 0, count = 0;
+  KeyRange u;                // union of the rows' key ranges
+  const float* k = nullptr;  // key u.lo of the KV head
+  const float* v = nullptr;  // value u.lo
+  size_t kt_lo = 0;          // the key in column 0 of Problem::kt (when used)
+};
+
+// The block algorithms (forward_blocks.cc). Each has a frame of its own, so
+// the stack costs the deepest of them, not their sum.
+//
+// plain_row for a block: all rows' scores in the workspace (lds apart).
+void plain_block(const Problem& p, const Block& b, float* s, size_t lds);
+// plain_block in one port call (KernelsF32::attend_block), for blocks without
+// element masks or weights output; false if the port declined (a logit or
+// output not finite), and the block must take another path.
+bool fused_block(const Problem& p, const Block& b, float* s, size_t lds);
+// The online softmax for rows [g0, g1) of head h, key tile by key tile, in
+// blocks; m and l hold the rows' running maxima and sums.
+void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, float* part, size_t lda, float* m,
+                 float* l);
+// Problem::kt[c*ldkt + j - lo] = K[j][c] for keys [lo, hi) of a KV head.
+void transpose_keys(const Problem& p, size_t kv_head, size_t lo, size_t hi);
+
+}  // namespace detail
+}  // namespace tinyattn

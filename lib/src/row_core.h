@@ -1,0 +1,264 @@
+// The softmax row core shared by every float path: fp32 forward() (its row
+// path and, piece by piece, its blocks), forward_f16() in both compute modes,
+// and the backward pass's recomputed logits. What differs between them (the
+// storage type, where K and V tiles come from) is the row source's; what the
+// non-finite contract (docs/hardening.md) says happens is written once here.
+//
+// A row source provides:
+//   const RowContext& ctx() const;
+//   size_t plain_tile() const;   keys per scores/values call in the plain path
+//   size_t online_tile() const;  keys per tile of the online softmax
+//   void begin_row(const Row&) const;           once, before a row's first tile
+//   void scores(const Row&, off, n, float* s) const;     raw scale * q.k
+//   void values(const Row&, off, n, const float* p, float a, float* out) const;
+//                                               out[0..Dv) = a * sum_j p[j] V[j]
+//   float* output(const Row&, float* acc) const; where the plain row sums Y
+// with Row = RowOf<T>; keys are counted from the row's first visible key.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "detail.h"
+#include "tinyattn/exp.h"
+#include "tinyattn/half.h"
+
+namespace tinyattn {
+namespace detail {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// What every row of one call shares.
+struct RowContext {
+  const Dims& d;
+  const KernelsF32& kern;
+  const Mask& mask;
+  float scale = 1.0f;
+  bool element_masks = false;
+};
+
+// One query row: head h, row i, its visible keys r; k and v start at key r.lo
+// of the row's KV head.
+template <class T>
+struct RowOf {
+  const T* q = nullptr;
+  const T* k = nullptr;
+  const T* v = nullptr;
+  T* y = nullptr;
+  T* weights = nullptr;  // the full row of M, or null
+  float* lse = nullptr;  // one float, or null
+  KeyRange r;
+  size_t h = 0, i = 0;
+};
+
+// Whether x[0..n) holds no inf or NaN: an all-ones exponent sets bit 31 of
+// (bits & exponent) + lowest exponent bit, which no finite value does. Integer
+// operations and one OR chain, so the compiler can vectorise it.
+inline bool all_finite(const float* x, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    any |= (bits & 0x7f800000u) + 0x00800000u;
+  }
+  return (any & 0x80000000u) == 0;
+}
+
+inline double widen(float x) { return static_cast<double>(x); }
+inline double widen(half x) { return static_cast<double>(to_float(x)); }
+
+// scale * <q, k> from exact products summed in double: no fp32 product or
+// partial sum can overflow there (|q_c k_c| <= FLT_MAX^2, far below DBL_MAX),
+// so the result does not depend on a port's summation order. Rounded to fp32
+// once: +-inf when the exact value is beyond fp32, NaN when it is undefined.
+template <class T>
+float exact_logit(const T* q, const T* k, size_t dk, float scale) {
+  double dot = 0.0;
+  for (size_t c = 0; c < dk; ++c) dot += widen(q[c]) * widen(k[c]);
+  return static_cast<float>(static_cast<double>(scale) * dot);
+}
+
+// The overflow rule (docs/hardening.md): a logit whose dot product a port
+// computed as inf or NaN is recomputed by exact_logit. Ports differ in
+// where they add (lanes, FMA contraction), so an overflowing partial sum is
+// +inf on one and NaN on another; once a partial sum is not finite the fp32
+// result is not finite either, so this check finds every such logit. Finite
+// logits, the common case, cost one pass of integer operations.
+template <class T>
+void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+  if (all_finite(s, count)) return;
+  for (size_t j = 0; j < count; ++j)
+    if (!std::isfinite(s[j])) s[j] = exact_logit(q, k + j * ldk, dk, scale);
+}
+
+// s = the masked logits of keys [lo, lo + n) of query row i of head h, from
+// the raw scores the port left in s (q: the row's query; k: key lo).
+template <class T>
+void finish_logits(const RowContext& c, const T* q, const T* k, size_t h, size_t i, size_t lo, size_t n, float* s) {
+  settle_logits(q, k, c.d.dk, n, c.d.dk, c.scale, s);
+  if (c.element_masks) apply_element_masks(c.mask, c.d, h, i, KeyRange{lo, lo + n}, s);
+}
+
+// Outputs are stored in the caller's type: fp32 as is, fp16 rounded.
+inline void store(const float* x, float* out, size_t n) {
+  if (x != out) std::memcpy(out, x, n * sizeof(float));
+}
+inline void store(const float* x, half* out, size_t n) { to_half(x, out, n); }
+inline void fill_with(float* p, size_t n, float x) { fill(p, n, x); }
+inline void fill_with(half* p, size_t n, float x) { fill(p, n, to_half(x)); }
+
+// lse of a row whose maximum logit is m and whose sum of exp(s - m) is l.
+inline float log_sum_exp(float m, float l) { return m == kInf ? kInf : m + std::log(l); }
+
+// No visible key: Y row 0, weights 0, lse -inf.
+template <class T>
+void finish_empty(const RowOf<T>& row, size_t dv) {
+  fill_with(row.y, dv, 0.0f);
+  if (row.weights) fill_with(row.weights + row.r.lo, row.r.size(), 0.0f);
+  if (row.lse) *row.lse = -kInf;
+}
+
+// A NaN logit poisons its own row only. Masked keys keep weight exactly 0
+// even here; s holds the row's masked logits whenever weights are written (it
+// is overwritten), and may be null otherwise.
+template <class T>
+void finish_nan(const RowOf<T>& row, size_t dv, float* s) {
+  fill_with(row.y, dv, kNaN);
+  if (row.weights) {
+    for (size_t j = 0; j < row.r.size(); ++j) s[j] = s[j] == -kInf ? 0.0f : kNaN;
+    store(s, row.weights + row.r.lo, row.r.size());
+  }
+  if (row.lse) *row.lse = kNaN;
+}
+
+// s[j] -> exp(s[j] - max) and their sum; with max == +inf, the limit of
+// softmax: the +inf logits share all the weight.
+inline float exponentiate(const KernelsF32& kern, float* s, size_t len, float max) {
+  if (max != kInf) return kern.exp_shift_sum(s, len, max);
+  float sum = 0.0f;
+  for (size_t j = 0; j < len; ++j) {
+    s[j] = s[j] == kInf ? 1.0f : 0.0f;
+    sum += s[j];
+  }
+  return sum;
+}
+
+// The online softmax's running maximum m and sum l of exp(s - m).
+struct Online {
+  float m = -kInf;
+  float l = 0.0f;
+};
+
+// A tile whose largest logit is tile_max (not NaN, not -inf) arrives: when it
+// raises the maximum, what was accumulated under the old one (acc, Dv
+// floats, and l) is rescaled by exp(m_old - m_new). A zero factor (m was
+// -inf, the new maximum is +inf, or the difference underflows) drops it
+// outright: scaling would turn an infinite value from V into NaN, and those
+// keys now have weight 0.
+inline void raise_max(const KernelsF32& kern, float* acc, size_t dv, Online& o, float tile_max) {
+  if (!(tile_max > o.m)) return;
+  const float factor = o.m == -kInf || tile_max == kInf ? 0.0f : exp_poly(o.m - tile_max);
+  if (factor == 0.0f) fill(acc, dv, 0.0f);
+  else kern.scale(acc, dv, factor);
+  o.l *= factor;
+  o.m = tile_max;
+}
+
+// The masked logits of keys [off, off + n) of a row (relative to r.lo).
+template <class Source, class T>
+void row_logits(const Source& src, const RowOf<T>& row, size_t off, size_t n, float* s) {
+  const RowContext& c = src.ctx();
+  src.scores(row, off, n, s);
+  finish_logits(c, row.q, row.k + off * c.d.dk, row.h, row.i, row.r.lo + off, n, s);
+}
+
+// out = a * sum_j p[j] V[j] over keys [0, len) of a row, in the source's
+// plain tiles (part: Dv floats of scratch when there is more than one).
+template <class Source, class T>
+void sum_values(const Source& src, const RowOf<T>& row, size_t len, const float* p, float a, float* out,
+                float* part) {
+  const RowContext& c = src.ctx();
+  const size_t tile = src.plain_tile();
+  src.values(row, 0, len < tile ? len : tile, p, a, out);
+  for (size_t off = tile; off < len; off += tile) {
+    src.values(row, off, len - off < tile ? len - off : tile, p + off, a, part);
+    c.kern.axpy(1.0f, part, out, c.d.dv);
+  }
+}
+
+// One pass over the row, its M logits kept in s (the weights need them all).
+template <class Source, class T>
+void plain_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
+  const RowContext& c = src.ctx();
+  const size_t len = row.r.size(), dv = c.d.dv, tile = src.plain_tile();
+  src.begin_row(row);
+  for (size_t off = 0; off < len; off += tile) row_logits(src, row, off, len - off < tile ? len - off : tile, s + off);
+  const float max = c.kern.row_max(s, len);
+  if (max == -kInf) return finish_empty(row, dv);
+  if (max != max) return finish_nan(row, dv, s);
+  const float sum = exponentiate(c.kern, s, len, max);
+  float a = 1.0f / sum;
+  if (row.weights) {
+    c.kern.scale(s, len, a);
+    store(s, row.weights + row.r.lo, len);
+    a = 1.0f;
+  }
+  float* y = src.output(row, acc);
+  sum_values(src, row, len, s, a, y, part);
+  store(y, row.y, dv);
+  if (row.lse) *row.lse = log_sum_exp(max, sum);
+}
+
+// The online pass's accumulator holds an inf or NaN: a value of V reached
+// it at a weight that was positive under a running maximum but may be
+// exactly 0 under the final one m, where the plain path leaves the key out.
+// Sums the row again at m, as the plain path does, and returns the sum of
+// weights. Rare (V not finite), so the common case pays nothing for it.
+template <class Source, class T>
+float resum_at(const Source& src, const RowOf<T>& row, float m, float* s, float* acc, float* part) {
+  const RowContext& c = src.ctx();
+  const size_t len = row.r.size(), dv = c.d.dv, tile = src.online_tile();
+  float l = 0.0f;
+  fill(acc, dv, 0.0f);
+  for (size_t off = 0; off < len; off += tile) {
+    const size_t n = len - off < tile ? len - off : tile;
+    row_logits(src, row, off, n, s);
+    l += exponentiate(c.kern, s, n, m);
+    src.values(row, off, n, s, 1.0f, part);
+    c.kern.axpy(1.0f, part, acc, dv);
+  }
+  return l;
+}
+
+// Online softmax over key tiles (FlashAttention style): the running maximum
+// and sum, and an unnormalised accumulator acc (Dv floats) rescaled whenever
+// a tile raises the maximum. No weights (they would need the whole row).
+template <class Source, class T>
+void tiled_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
+  const RowContext& c = src.ctx();
+  const size_t len = row.r.size(), dv = c.d.dv, tile = src.online_tile();
+  src.begin_row(row);
+  Online o;
+  fill(acc, dv, 0.0f);
+  for (size_t off = 0; off < len; off += tile) {
+    const size_t n = len - off < tile ? len - off : tile;
+    row_logits(src, row, off, n, s);
+    const float tile_max = c.kern.row_max(s, n);
+    if (tile_max != tile_max) return finish_nan(row, dv, nullptr);
+    if (tile_max == -kInf) continue;  // nothing visible in this tile
+    raise_max(c.kern, acc, dv, o, tile_max);
+    o.l += exponentiate(c.kern, s, n, o.m);
+    src.values(row, off, n, s, 1.0f, part);
+    c.kern.axpy(1.0f, part, acc, dv);
+  }
+  if (o.m == -kInf) return finish_empty(row, dv);
+  if (!all_finite(acc, dv)) o.l = resum_at(src, row, o.m, s, acc, part);
+  c.kern.scale(acc, dv, 1.0f / o.l);
+  store(acc, row.y, dv);
+  if (row.lse) *row.lse = log_sum_exp(o.m, o.l);
+}
+
+}  // namespace detail
+}  // namespace tinyattn
