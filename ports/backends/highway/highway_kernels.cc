@@ -402,190 +402,125 @@ void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// Four query rows by two keys (AVX2/AVX-512: three, below): eight
-// accumulators, and per vector of Dk four query loads and two key loads feed
-// eight FMAs (the row kernel: one load per FMA). The horizontal sums run once
-// per (row, key), four or eight at a time.
+#if !TINYATTN_HWY_SUM8
+HWY_INLINE V InRegister(V v) { return v; }
+#endif
+
+// One query row's vector qv against the tile's key vectors: its kKeys
+// accumulators. The three-key tile keeps qv in a register (InRegister).
+template <int kKeys>
+HWY_INLINE void RowFma(V qv, V ka, V kb, V kc, V& a, V& b, V& e) {
+  if (kKeys == 3) qv = InRegister(qv);
+  a = hn::MulAdd(qv, ka, a);
+  if (kKeys >= 2) b = hn::MulAdd(qv, kb, b);
+  if (kKeys == 3) e = hn::MulAdd(qv, kc, e);
+}
+
+// A full vector of Dk at offset c, or (kTail) the first `rest` lanes.
+template <bool kTail>
+HWY_INLINE V LoadDk(D d, const float* HWY_RESTRICT p, size_t rest) {
+  if (kTail) return LoadTail(d, p, rest);
+  (void)rest;
+  return hn::LoadU(d, p);
+}
+
+// The scores of four rows (s0 + j .. s3 + j) for one key each, from their
+// accumulators a0..a3 (scaled).
+HWY_INLINE void StoreKey(D d, V a0, V a1, V a2, V a3, float scale, float* s0, float* s1, float* s2, float* s3,
+                         size_t j) {
+#if TINYATTN_HWY_SUM4
+  const hn::Full128<float> d4;
+  HWY_ALIGN float sums[4];
+  hn::Store(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, sums);
+  s0[j] = sums[0];
+  s1[j] = sums[1];
+  s2[j] = sums[2];
+  s3[j] = sums[3];
+#else
+  s0[j] = scale * ReduceSum(d, a0);
+  s1[j] = scale * ReduceSum(d, a1);
+  s2[j] = scale * ReduceSum(d, a2);
+  s3[j] = scale * ReduceSum(d, a3);
+#endif
+}
+
+// The same for two keys, j and j + 1 (accumulators a_r and b_r of row r).
+HWY_INLINE void StoreKeyPair(D d, V a0, V b0, V a1, V b1, V a2, V b2, V a3, V b3, float scale, float* s0, float* s1,
+                             float* s2, float* s3, size_t j) {
+#if TINYATTN_HWY_SUM8 || TINYATTN_HWY_SUM4
+  const hn::Full128<float> d4;
+  const hn::Half<hn::Full128<float>> d2;
+#if TINYATTN_HWY_SUM8
+  // Lanes 2r, 2r + 1: row r's scores of keys j, j + 1.
+  const D8 d8;
+  const auto sum = hn::Mul(Sum8(d, a0, b0, a1, b1, a2, b2, a3, b3), hn::Set(d8, scale));
+  const auto r01 = hn::LowerHalf(d4, sum), r23 = hn::UpperHalf(d4, sum);
+#else
+  const auto sc = hn::Set(d4, scale);
+  const auto r01 = hn::Mul(Sum4(d, a0, b0, a1, b1), sc);  // rows 0, 1
+  const auto r23 = hn::Mul(Sum4(d, a2, b2, a3, b3), sc);
+#endif
+  hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
+  hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
+  hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
+  hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
+#else
+  StoreKey(d, a0, a1, a2, a3, scale, s0, s1, s2, s3, j);
+  StoreKey(d, b0, b1, b2, b3, scale, s0, s1, s2, s3, j + 1);
+#endif
+}
+
+// One step of Dk for the tile: kKeys key loads and four query loads feed
+// 4*kKeys FMAs, one query vector live at a time.
+template <int kKeys, bool kTail>
+HWY_INLINE void ScoresStep(D d, const float* const* q, const float* const* k, size_t c, size_t rest, V& a0, V& a1,
+                           V& a2, V& a3, V& b0, V& b1, V& b2, V& b3, V& e0, V& e1, V& e2, V& e3) {
+  const V ka = LoadDk<kTail>(d, k[0] + c, rest);
+  const V kb = kKeys >= 2 ? LoadDk<kTail>(d, k[1] + c, rest) : ka;
+  const V kc = kKeys == 3 ? LoadDk<kTail>(d, k[2] + c, rest) : ka;
+  RowFma<kKeys>(LoadDk<kTail>(d, q[0] + c, rest), ka, kb, kc, a0, b0, e0);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[1] + c, rest), ka, kb, kc, a1, b1, e1);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[2] + c, rest), ka, kb, kc, a2, b2, e2);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[3] + c, rest), ka, kb, kc, a3, b3, e3);
+}
+
+// Four query rows by kKeys (1 to 3) keys j.. of the block: 4*kKeys FMA
+// chains. Three keys (AVX2/AVX-512): twelve chains (eight do not cover the
+// FMA latency on two pipes), whose 12 accumulators, 3 key vectors and one
+// query vector fill the 16 AVX2 registers; AVX2 at Dk 128: 78 GFLOP/s, 65
+// with two keys; Dk 32 and 64 about equal. The horizontal sums run once per
+// (row, key), four or eight at a time.
+template <int kKeys>
+HWY_INLINE void ScoresTile(const float* const* q, const float* HWY_RESTRICT k, size_t ldk, size_t dk, float scale,
+                           float* const* s, size_t j) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const size_t full = dk - dk % N, rest = dk - full;
+  const float* keys[3] = {k, k + (kKeys >= 2 ? ldk : 0), k + (kKeys == 3 ? 2 * ldk : 0)};
+  V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);  // key j, rows 0..3
+  V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);  // key j + 1
+  V e0 = hn::Zero(d), e1 = hn::Zero(d), e2 = hn::Zero(d), e3 = hn::Zero(d);  // key j + 2
+  for (size_t c = 0; c < full; c += N)
+    ScoresStep<kKeys, false>(d, q, keys, c, 0, a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3);
+  if (rest) ScoresStep<kKeys, true>(d, q, keys, full, rest, a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3);
+  if (kKeys == 1) return StoreKey(d, a0, a1, a2, a3, scale, s[0], s[1], s[2], s[3], j);
+  StoreKeyPair(d, a0, b0, a1, b1, a2, b2, a3, b3, scale, s[0], s[1], s[2], s[3], j);
+  if (kKeys == 3) StoreKey(d, e0, e1, e2, e3, scale, s[0], s[1], s[2], s[3], j + 2);
+}
+
 void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
                  size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
   if (rows != kBlockRows) {
     for (size_t r = 0; r < rows; ++r) Scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
     return;
   }
-  const D d;
-  const size_t N = hn::Lanes(d);
-  const size_t full = dk - dk % N;
-  const size_t rest = dk - full;
-  const float *q0 = q, *q1 = q + ldq, *q2 = q + 2 * ldq, *q3 = q + 3 * ldq;
-  float *s0 = s, *s1 = s + lds, *s2 = s + 2 * lds, *s3 = s + 3 * lds;
+  const float* const qr[kBlockRows] = {q, q + ldq, q + 2 * ldq, q + 3 * ldq};
+  float* const sr[kBlockRows] = {s, s + lds, s + 2 * lds, s + 3 * lds};
   size_t j = 0;
-#if TINYATTN_HWY_SUM8
-  // Four rows by three keys: twelve FMA chains (eight do not cover the FMA
-  // latency on two pipes); 12 accumulators, 3 key vectors and one query
-  // vector fill the 16 AVX2 registers. AVX2 at Dk 128: 78 GFLOP/s, 65 with
-  // the 4x2 tile below; Dk 32 and 64 about equal.
-  for (; j + 3 <= count; j += 3) {
-    const float* ka = k + j * ldk;
-    const float* kb = ka + ldk;
-    const float* kc = kb + ldk;
-    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);  // key a, rows 0..3
-    V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);  // key b
-    V e0 = hn::Zero(d), e1 = hn::Zero(d), e2 = hn::Zero(d), e3 = hn::Zero(d);  // key c
-    for (size_t c = 0; c < full; c += N) {
-      const V kva = hn::LoadU(d, ka + c), kvb = hn::LoadU(d, kb + c), kvc = hn::LoadU(d, kc + c);
-      V qv = InRegister(hn::LoadU(d, q0 + c));
-      a0 = hn::MulAdd(qv, kva, a0);
-      b0 = hn::MulAdd(qv, kvb, b0);
-      e0 = hn::MulAdd(qv, kvc, e0);
-      qv = InRegister(hn::LoadU(d, q1 + c));
-      a1 = hn::MulAdd(qv, kva, a1);
-      b1 = hn::MulAdd(qv, kvb, b1);
-      e1 = hn::MulAdd(qv, kvc, e1);
-      qv = InRegister(hn::LoadU(d, q2 + c));
-      a2 = hn::MulAdd(qv, kva, a2);
-      b2 = hn::MulAdd(qv, kvb, b2);
-      e2 = hn::MulAdd(qv, kvc, e2);
-      qv = InRegister(hn::LoadU(d, q3 + c));
-      a3 = hn::MulAdd(qv, kva, a3);
-      b3 = hn::MulAdd(qv, kvb, b3);
-      e3 = hn::MulAdd(qv, kvc, e3);
-    }
-    if (rest) {
-      const V kva = LoadTail(d, ka + full, rest), kvb = LoadTail(d, kb + full, rest);
-      const V kvc = LoadTail(d, kc + full, rest);
-      V qv = LoadTail(d, q0 + full, rest);
-      a0 = hn::MulAdd(qv, kva, a0);
-      b0 = hn::MulAdd(qv, kvb, b0);
-      e0 = hn::MulAdd(qv, kvc, e0);
-      qv = LoadTail(d, q1 + full, rest);
-      a1 = hn::MulAdd(qv, kva, a1);
-      b1 = hn::MulAdd(qv, kvb, b1);
-      e1 = hn::MulAdd(qv, kvc, e1);
-      qv = LoadTail(d, q2 + full, rest);
-      a2 = hn::MulAdd(qv, kva, a2);
-      b2 = hn::MulAdd(qv, kvb, b2);
-      e2 = hn::MulAdd(qv, kvc, e2);
-      qv = LoadTail(d, q3 + full, rest);
-      a3 = hn::MulAdd(qv, kva, a3);
-      b3 = hn::MulAdd(qv, kvb, b3);
-      e3 = hn::MulAdd(qv, kvc, e3);
-    }
-    const D8 d8;
-    const hn::Full128<float> d4;
-    const hn::Half<hn::Full128<float>> d2;
-    const auto sum = hn::Mul(Sum8(d, a0, b0, a1, b1, a2, b2, a3, b3), hn::Set(d8, scale));
-    const auto r01 = hn::LowerHalf(d4, sum), r23 = hn::UpperHalf(d4, sum);
-    hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
-    hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
-    hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
-    hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
-    HWY_ALIGN float sc[4];
-    hn::Store(hn::Mul(Sum4(d, e0, e1, e2, e3), hn::Set(d4, scale)), d4, sc);
-    s0[j + 2] = sc[0];
-    s1[j + 2] = sc[1];
-    s2[j + 2] = sc[2];
-    s3[j + 2] = sc[3];
-  }
-#endif
-  for (; j + 2 <= count; j += 2) {
-    const float* ka = k + j * ldk;
-    const float* kb = ka + ldk;
-    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);  // key a, rows 0..3
-    V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);  // key b
-    for (size_t c = 0; c < full; c += N) {
-      const V kva = hn::LoadU(d, ka + c), kvb = hn::LoadU(d, kb + c);
-      V qv = hn::LoadU(d, q0 + c);
-      a0 = hn::MulAdd(qv, kva, a0);
-      b0 = hn::MulAdd(qv, kvb, b0);
-      qv = hn::LoadU(d, q1 + c);
-      a1 = hn::MulAdd(qv, kva, a1);
-      b1 = hn::MulAdd(qv, kvb, b1);
-      qv = hn::LoadU(d, q2 + c);
-      a2 = hn::MulAdd(qv, kva, a2);
-      b2 = hn::MulAdd(qv, kvb, b2);
-      qv = hn::LoadU(d, q3 + c);
-      a3 = hn::MulAdd(qv, kva, a3);
-      b3 = hn::MulAdd(qv, kvb, b3);
-    }
-    if (rest) {
-      const V kva = LoadTail(d, ka + full, rest), kvb = LoadTail(d, kb + full, rest);
-      V qv = LoadTail(d, q0 + full, rest);
-      a0 = hn::MulAdd(qv, kva, a0);
-      b0 = hn::MulAdd(qv, kvb, b0);
-      qv = LoadTail(d, q1 + full, rest);
-      a1 = hn::MulAdd(qv, kva, a1);
-      b1 = hn::MulAdd(qv, kvb, b1);
-      qv = LoadTail(d, q2 + full, rest);
-      a2 = hn::MulAdd(qv, kva, a2);
-      b2 = hn::MulAdd(qv, kvb, b2);
-      qv = LoadTail(d, q3 + full, rest);
-      a3 = hn::MulAdd(qv, kva, a3);
-      b3 = hn::MulAdd(qv, kvb, b3);
-    }
-#if TINYATTN_HWY_SUM8
-    const D8 d8;
-    const hn::Full128<float> d4;
-    const hn::Half<hn::Full128<float>> d2;
-    // Lanes 2r, 2r + 1: row r's scores of keys a, b.
-    const auto sum = hn::Mul(Sum8(d, a0, b0, a1, b1, a2, b2, a3, b3), hn::Set(d8, scale));
-    const auto r01 = hn::LowerHalf(d4, sum), r23 = hn::UpperHalf(d4, sum);
-    hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
-    hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
-    hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
-    hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
-#elif TINYATTN_HWY_SUM4
-    const hn::Full128<float> d4;
-    const hn::Half<hn::Full128<float>> d2;
-    const auto sc = hn::Set(d4, scale);
-    const auto r01 = hn::Mul(Sum4(d, a0, b0, a1, b1), sc);  // rows 0, 1: keys a, b
-    const auto r23 = hn::Mul(Sum4(d, a2, b2, a3, b3), sc);
-    hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
-    hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
-    hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
-    hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
-#else
-    s0[j] = scale * ReduceSum(d, a0);
-    s0[j + 1] = scale * ReduceSum(d, b0);
-    s1[j] = scale * ReduceSum(d, a1);
-    s1[j + 1] = scale * ReduceSum(d, b1);
-    s2[j] = scale * ReduceSum(d, a2);
-    s2[j + 1] = scale * ReduceSum(d, b2);
-    s3[j] = scale * ReduceSum(d, a3);
-    s3[j + 1] = scale * ReduceSum(d, b3);
-#endif
-  }
-  if (j < count) {  // the last key: four rows at once
-    const float* ka = k + j * ldk;
-    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    for (size_t c = 0; c < full; c += N) {
-      const V kva = hn::LoadU(d, ka + c);
-      a0 = hn::MulAdd(hn::LoadU(d, q0 + c), kva, a0);
-      a1 = hn::MulAdd(hn::LoadU(d, q1 + c), kva, a1);
-      a2 = hn::MulAdd(hn::LoadU(d, q2 + c), kva, a2);
-      a3 = hn::MulAdd(hn::LoadU(d, q3 + c), kva, a3);
-    }
-    if (rest) {
-      const V kva = LoadTail(d, ka + full, rest);
-      a0 = hn::MulAdd(LoadTail(d, q0 + full, rest), kva, a0);
-      a1 = hn::MulAdd(LoadTail(d, q1 + full, rest), kva, a1);
-      a2 = hn::MulAdd(LoadTail(d, q2 + full, rest), kva, a2);
-      a3 = hn::MulAdd(LoadTail(d, q3 + full, rest), kva, a3);
-    }
-#if TINYATTN_HWY_SUM4
-    const hn::Full128<float> d4;
-    HWY_ALIGN float sums[4];
-    hn::Store(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, sums);
-    s0[j] = sums[0];
-    s1[j] = sums[1];
-    s2[j] = sums[2];
-    s3[j] = sums[3];
-#else
-    s0[j] = scale * ReduceSum(d, a0);
-    s1[j] = scale * ReduceSum(d, a1);
-    s2[j] = scale * ReduceSum(d, a2);
-    s3[j] = scale * ReduceSum(d, a3);
-#endif
-  }
+  if (TINYATTN_HWY_SUM8)
+    for (; j + 3 <= count; j += 3) ScoresTile<3>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+  for (; j + 2 <= count; j += 2) ScoresTile<2>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+  if (j < count) ScoresTile<1>(qr, k + j * ldk, ldk, dk, scale, sr, j);
 }
 
 // Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
