@@ -18,6 +18,9 @@
 // itself GCC kept several on the stack and zeroed them with `rep stos` on
 // every call: a third of the weighted-sum tile's time at 16 keys.
 #define TINYATTN_XSIMD_UNROLL _Pragma("GCC unroll 16")
+// Tiles stay inside their block routine, as one function (a call per tile
+// of three keys would cost a tenth of its FMAs' time at small Dk).
+#define TINYATTN_XSIMD_INLINE inline __attribute__((always_inline))
 
 namespace tinyattn {
 namespace xsimd_port {
@@ -275,37 +278,48 @@ struct Kernels {
     return v;
   }
 
-  // Four query rows by three keys: twelve FMA chains (eight do not cover the
-  // FMA latency on two pipes); per vector of Dk, four query loads and three
-  // key loads feed twelve FMAs. haddp reduces them N at a time (zero padding
-  // where 12 is no multiple of N), lane 3*r + key holding row r's score.
-  static void scores_tile3(const float* q, size_t ldq, const float* k, size_t ldk, size_t dk, float scale, float* s,
-                           size_t lds) {
-    constexpr size_t kPad = (12 + N - 1) / N * N;
+  // A full vector at p, or (kTail) its first `rest` lanes and zeros.
+  template <bool kTail>
+  static TINYATTN_XSIMD_INLINE B load_dk(const float* p, size_t rest) {
+    if (kTail) return load_tail(p, rest, 0.0f);
+    return B::load_unaligned(p);
+  }
+
+  // acc[kKeys*r + key] += the products of one vector of Dk at c: kKeys key
+  // loads and four query loads feed 4*kKeys FMAs, one query vector live at a
+  // time (kept in a register for three keys: in_register).
+  template <size_t kKeys, bool kTail>
+  static TINYATTN_XSIMD_INLINE void dots_step(const float* q, size_t ldq, const float* k, size_t ldk, size_t c, size_t rest, B* acc) {
+    B kv[kKeys];
+    TINYATTN_XSIMD_UNROLL
+    for (size_t t = 0; t < kKeys; ++t) kv[t] = load_dk<kTail>(k + t * ldk + c, rest);
+    TINYATTN_XSIMD_UNROLL
+    for (size_t r = 0; r < 4; ++r) {
+      B qv = load_dk<kTail>(q + r * ldq + c, rest);
+      if (kKeys == 3 && !kTail) qv = in_register(qv);
+      TINYATTN_XSIMD_UNROLL
+      for (size_t t = 0; t < kKeys; ++t) acc[kKeys * r + t] = xsimd::fma(qv, kv[t], acc[kKeys * r + t]);
+    }
+  }
+
+  // Four query rows by kKeys (1 to 3) keys: 4*kKeys FMA chains (three keys:
+  // twelve, as eight do not cover the FMA latency on two pipes). haddp
+  // reduces them N at a time (zero padding where 4*kKeys is no multiple of
+  // N), lane kKeys*r + key holding row r's score; one key: a hadd per row.
+  template <size_t kKeys>
+  static TINYATTN_XSIMD_INLINE void scores_tile(const float* q, size_t ldq, const float* k, size_t ldk, size_t dk, float scale, float* s,
+                          size_t lds) {
+    constexpr size_t kPad = (4 * kKeys + N - 1) / N * N;
     const size_t full = dk - dk % N, rest = dk - full;
-    B acc[kPad];  // acc[3*r + key]
+    B acc[kPad];
     TINYATTN_XSIMD_UNROLL
     for (B& x : acc) x = B(0.0f);
-    for (size_t c = 0; c < full; c += N) {
-      const B ka = B::load_unaligned(k + c), kb = B::load_unaligned(k + ldk + c), kc = B::load_unaligned(k + 2 * ldk + c);
+    for (size_t c = 0; c < full; c += N) dots_step<kKeys, false>(q, ldq, k, ldk, c, 0, acc);
+    if (rest) dots_step<kKeys, true>(q, ldq, k, ldk, full, rest, acc);
+    if (kKeys == 1) {
       TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < 4; ++r) {
-        const B qv = in_register(B::load_unaligned(q + r * ldq + c));
-        acc[3 * r] = xsimd::fma(qv, ka, acc[3 * r]);
-        acc[3 * r + 1] = xsimd::fma(qv, kb, acc[3 * r + 1]);
-        acc[3 * r + 2] = xsimd::fma(qv, kc, acc[3 * r + 2]);
-      }
-    }
-    if (rest) {
-      const B ka = load_tail(k + full, rest, 0.0f), kb = load_tail(k + ldk + full, rest, 0.0f);
-      const B kc = load_tail(k + 2 * ldk + full, rest, 0.0f);
-      TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < 4; ++r) {
-        const B qv = load_tail(q + r * ldq + full, rest, 0.0f);
-        acc[3 * r] = xsimd::fma(qv, ka, acc[3 * r]);
-        acc[3 * r + 1] = xsimd::fma(qv, kb, acc[3 * r + 1]);
-        acc[3 * r + 2] = xsimd::fma(qv, kc, acc[3 * r + 2]);
-      }
+      for (size_t r = 0; r < 4; ++r) s[r * lds] = scale * xsimd::hadd(acc[r]);
+      return;
     }
     const B sc(scale);
     alignas(A::alignment()) float sums[kPad];
@@ -314,80 +328,24 @@ struct Kernels {
     TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < 4; ++r)
       TINYATTN_XSIMD_UNROLL
-      for (size_t t = 0; t < 3; ++t) s[r * lds + t] = sums[3 * r + t];
+      for (size_t t = 0; t < kKeys; ++t) s[r * lds + t] = sums[kKeys * r + t];
   }
 
-  // Four query rows by two keys (three for long Dk: scores_tile3): eight
-  // accumulators; per vector of Dk, four query loads and two key loads feed
-  // eight FMAs. haddp reduces them N at a time, lane r*2 + key holding row
-  // r's score of that key.
   static void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count,
                            size_t dk, float scale, float* s, size_t lds) {
-    static_assert(8 % N == 0, "the 4x2 tile reduces in groups of N accumulators");
     if (rows != kBlockRows) {
       for (size_t r = 0; r < rows; ++r) scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
       return;
     }
-    const size_t full = dk - dk % N, rest = dk - full;
-    const B sc(scale);
     size_t j = 0;
     // Three keys at a time once Dk spans 8 vectors; below, the longer
     // reduction of twelve sums (on 8 lanes a half-empty second haddp) costs
     // more than the extra chains save. Forward on AVX2: 59 vs 55 GFLOP/s at
     // (128,128,64), 62 vs 60 at (512,512,128); 3-4% slower at Dk 16 and 32.
     if (dk >= 8 * N)
-      for (; j + 3 <= count; j += 3) scores_tile3(q, ldq, k + j * ldk, ldk, dk, scale, s + j, lds);
-    for (; j + 2 <= count; j += 2) {
-      const float* ka = k + j * ldk;
-      const float* kb = ka + ldk;
-      B acc[8];  // acc[2*r + key]
-      TINYATTN_XSIMD_UNROLL
-      for (B& x : acc) x = B(0.0f);
-      for (size_t c = 0; c < full; c += N) {
-        const B kva = B::load_unaligned(ka + c), kvb = B::load_unaligned(kb + c);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t r = 0; r < 4; ++r) {
-          const B qv = B::load_unaligned(q + r * ldq + c);
-          acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
-          acc[2 * r + 1] = xsimd::fma(qv, kvb, acc[2 * r + 1]);
-        }
-      }
-      if (rest) {
-        const B kva = load_tail(ka + full, rest, 0.0f), kvb = load_tail(kb + full, rest, 0.0f);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t r = 0; r < 4; ++r) {
-          const B qv = load_tail(q + r * ldq + full, rest, 0.0f);
-          acc[2 * r] = xsimd::fma(qv, kva, acc[2 * r]);
-          acc[2 * r + 1] = xsimd::fma(qv, kvb, acc[2 * r + 1]);
-        }
-      }
-      alignas(A::alignment()) float sums[8];
-      TINYATTN_XSIMD_UNROLL
-      for (size_t g = 0; g < 8; g += N) (xsimd::haddp(acc + g) * sc).store_aligned(sums + g);
-      TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < 4; ++r) {
-        s[r * lds + j] = sums[2 * r];
-        s[r * lds + j + 1] = sums[2 * r + 1];
-      }
-    }
-    if (j < count) {  // the last key: four rows at once
-      const float* ka = k + j * ldk;
-      B acc[4];
-      TINYATTN_XSIMD_UNROLL
-      for (B& x : acc) x = B(0.0f);
-      for (size_t c = 0; c < full; c += N) {
-        const B kva = B::load_unaligned(ka + c);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(B::load_unaligned(q + r * ldq + c), kva, acc[r]);
-      }
-      if (rest) {
-        const B kva = load_tail(ka + full, rest, 0.0f);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t r = 0; r < 4; ++r) acc[r] = xsimd::fma(load_tail(q + r * ldq + full, rest, 0.0f), kva, acc[r]);
-      }
-      TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < 4; ++r) s[r * lds + j] = scale * xsimd::hadd(acc[r]);
-    }
+      for (; j + 3 <= count; j += 3) scores_tile<3>(q, ldq, k + j * ldk, ldk, dk, scale, s + j, lds);
+    for (; j + 2 <= count; j += 2) scores_tile<2>(q, ldq, k + j * ldk, ldk, dk, scale, s + j, lds);
+    if (j < count) scores_tile<1>(q, ldq, k + j * ldk, ldk, dk, scale, s + j, lds);
   }
 
   // Four rows by kCols (1 to 3) vectors of columns: per key, kCols value
