@@ -322,112 +322,127 @@ void check_exp(const Context& cx) {
 // Deterministic small test data, exact in fp32: multiples of 1/8 in [-4, 4).
 float pattern(size_t j, size_t salt) { return static_cast<float>(static_cast<int>((j * 37 + salt * 11) % 64) - 32) / 8.0f; }
 
-void check_kernels(const Context& cx) {
+// scores: exact in double (inputs are multiples of 1/32 with 17 terms).
+void check_scores(const Context& cx) {
   const KernelsF32& kern = cx.kern;
-  // scores: exact in double (inputs are multiples of 1/32 with 17 terms).
-  {
-    const float scale = 0.375f;
-    Span err;
+  const float scale = 0.375f;
+  Span err;
+  for (size_t count = 1; count <= sd::kM; ++count) {
+    kern.scores(g.q, g.k, sd::kDk, count, sd::kDk, scale, g.a);
+    for (size_t j = 0; j < count; ++j) {
+      double dot = 0.0, mag = 0.0;
+      for (size_t c = 0; c < sd::kDk; ++c) {
+        dot += static_cast<double>(g.q[c]) * g.k[j * sd::kDk + c];
+        mag += fabs_d(static_cast<double>(g.q[c]) * g.k[j * sd::kDk + c]);
+      }
+      const double e = fabs_d(g.a[j] - scale * dot) / (scale * mag + 1e-30);
+      err.see(e);
+      err.deviation(e);
+    }
+  }
+  cx.rec.add("kernel_scores", "scores = scale * q.k (rel. error)", "0 (fp32 rounding)", err.low(), err.high(),
+             err.worst, kKernelTol);
+}
+
+// row_max: the maximum at the first, a middle and the last position, every length.
+void check_row_max(const Context& cx) {
+  const KernelsF32& kern = cx.kern;
+  uint32_t wrong = 0;
+  for (size_t n = 1; n <= kPrimLen; ++n) {
+    const size_t where[] = {0, n / 2, n - 1};
+    for (size_t w : where) {
+      for (size_t j = 0; j < n; ++j) g.a[j] = pattern(j, n);
+      g.a[w] = 5.0f;
+      if (kern.row_max(g.a, n) != 5.0f) ++wrong;
+    }
+    g.a[n - 1] = std::numeric_limits<float>::quiet_NaN();  // NaN in the last lane wins
+    const float m = kern.row_max(g.a, n);
+    if (m == m) ++wrong;
+  }
+  cx.rec.add("kernel_row_max", "row_max (every length, max/NaN anywhere)", "0 wrong", wrong, wrong, wrong, 0);
+}
+
+// exp_shift_sum: agrees with the exp kernel on x - shift, and returns their sum.
+void check_exp_shift_sum(const Context& cx) {
+  const KernelsF32& kern = cx.kern;
+  const float shift = 1.5f;
+  const size_t n = cx.vec.exp_count <= kPrimLen ? cx.vec.exp_count : kPrimLen;
+  for (size_t j = 0; j < n; ++j) {
+    g.a[j] = cx.vec.exp_x[j] + shift;
+    g.b[j] = g.a[j] - shift;
+  }
+  kern.exp(g.b, g.c, n);
+  const float sum = kern.exp_shift_sum(g.a, n, shift);
+  Span err;
+  double want = 0.0;
+  for (size_t j = 0; j < n; ++j) {
+    want += g.c[j];
+    const double e = fabs_d(static_cast<double>(g.a[j]) - g.c[j]) / ulp_of(g.c[j]);
+    err.see(e);
+    err.deviation(e / (2.0 * kExpMaxUlp));
+  }
+  err.deviation(fabs_d(sum - want) / (want * kKernelTol));
+  cx.rec.add("kernel_exp_shift_sum", "exp(x - shift) and its sum (ULP vs exp)", "<= 5 ULP, sum exact",
+             err.low(), err.high(), err.worst, 1.0);
+}
+
+// weighted_sum: every prefix of the keys, a strided sub-block of V, a != 1.
+void check_weighted_sum(const Context& cx) {
+  const KernelsF32& kern = cx.kern;
+  Span err;
+  for (size_t j = 0; j < sd::kM; ++j) g.b[j] = static_cast<float>(j + 1) / 64.0f;
+  const float a = 0.75f;
+  const size_t widths[] = {sd::kDv, sd::kDv - 1, 1};
+  for (size_t dv : widths) {
     for (size_t count = 1; count <= sd::kM; ++count) {
-      kern.scores(g.q, g.k, sd::kDk, count, sd::kDk, scale, g.a);
-      for (size_t j = 0; j < count; ++j) {
-        double dot = 0.0, mag = 0.0;
-        for (size_t c = 0; c < sd::kDk; ++c) {
-          dot += static_cast<double>(g.q[c]) * g.k[j * sd::kDk + c];
-          mag += fabs_d(static_cast<double>(g.q[c]) * g.k[j * sd::kDk + c]);
+      kern.weighted_sum(g.b, g.v, sd::kDv, count, dv, a, g.a);
+      for (size_t c = 0; c < dv; ++c) {
+        double want = 0.0, mag = 0.0;
+        for (size_t j = 0; j < count; ++j) {
+          want += static_cast<double>(g.b[j]) * g.v[j * sd::kDv + c];
+          mag += fabs_d(static_cast<double>(g.b[j]) * g.v[j * sd::kDv + c]);
         }
-        const double e = fabs_d(g.a[j] - scale * dot) / (scale * mag + 1e-30);
+        const double e = fabs_d(g.a[c] - a * want) / (a * mag + 1e-30);
         err.see(e);
         err.deviation(e);
       }
     }
-    cx.rec.add("kernel_scores", "scores = scale * q.k (rel. error)", "0 (fp32 rounding)", err.low(), err.high(),
-               err.worst, kKernelTol);
   }
-  // row_max: the maximum at the first, a middle and the last position, every length.
-  {
-    uint32_t wrong = 0;
-    for (size_t n = 1; n <= kPrimLen; ++n) {
-      const size_t where[] = {0, n / 2, n - 1};
-      for (size_t w : where) {
-        for (size_t j = 0; j < n; ++j) g.a[j] = pattern(j, n);
-        g.a[w] = 5.0f;
-        if (kern.row_max(g.a, n) != 5.0f) ++wrong;
-      }
-      g.a[n - 1] = std::numeric_limits<float>::quiet_NaN();  // NaN in the last lane wins
-      const float m = kern.row_max(g.a, n);
-      if (m == m) ++wrong;
-    }
-    cx.rec.add("kernel_row_max", "row_max (every length, max/NaN anywhere)", "0 wrong", wrong, wrong, wrong, 0);
-  }
-  // exp_shift_sum: agrees with the exp kernel on x - shift, and returns their sum.
-  {
-    const float shift = 1.5f;
-    const size_t n = cx.vec.exp_count <= kPrimLen ? cx.vec.exp_count : kPrimLen;
+  cx.rec.add("kernel_weighted_sum", "y = a * sum_j p_j v_j (rel. error)", "0 (fp32 rounding)", err.low(),
+             err.high(), err.worst, kKernelTol);
+}
+
+// axpy and scale: exact for these inputs (multiples of 1/8 times 1/2).
+void check_axpy_and_scale(const Context& cx) {
+  const KernelsF32& kern = cx.kern;
+  uint32_t wrong = 0;
+  for (size_t n = 1; n <= kPrimLen; n += 3) {
     for (size_t j = 0; j < n; ++j) {
-      g.a[j] = cx.vec.exp_x[j] + shift;
-      g.b[j] = g.a[j] - shift;
+      g.a[j] = pattern(j, 1);
+      g.b[j] = pattern(j, 2);
     }
-    kern.exp(g.b, g.c, n);
-    const float sum = kern.exp_shift_sum(g.a, n, shift);
-    Span err;
-    double want = 0.0;
-    for (size_t j = 0; j < n; ++j) {
-      want += g.c[j];
-      const double e = fabs_d(static_cast<double>(g.a[j]) - g.c[j]) / ulp_of(g.c[j]);
-      err.see(e);
-      err.deviation(e / (2.0 * kExpMaxUlp));
-    }
-    err.deviation(fabs_d(sum - want) / (want * kKernelTol));
-    cx.rec.add("kernel_exp_shift_sum", "exp(x - shift) and its sum (ULP vs exp)", "<= 5 ULP, sum exact",
-               err.low(), err.high(), err.worst, 1.0);
+    kern.axpy(0.5f, g.a, g.b, n);
+    for (size_t j = 0; j < n; ++j)
+      if (g.b[j] != 0.5f * pattern(j, 1) + pattern(j, 2)) ++wrong;
   }
-  // weighted_sum: every prefix of the keys, a strided sub-block of V, a != 1.
-  {
-    Span err;
-    for (size_t j = 0; j < sd::kM; ++j) g.b[j] = static_cast<float>(j + 1) / 64.0f;
-    const float a = 0.75f;
-    const size_t widths[] = {sd::kDv, sd::kDv - 1, 1};
-    for (size_t dv : widths) {
-      for (size_t count = 1; count <= sd::kM; ++count) {
-        kern.weighted_sum(g.b, g.v, sd::kDv, count, dv, a, g.a);
-        for (size_t c = 0; c < dv; ++c) {
-          double want = 0.0, mag = 0.0;
-          for (size_t j = 0; j < count; ++j) {
-            want += static_cast<double>(g.b[j]) * g.v[j * sd::kDv + c];
-            mag += fabs_d(static_cast<double>(g.b[j]) * g.v[j * sd::kDv + c]);
-          }
-          const double e = fabs_d(g.a[c] - a * want) / (a * mag + 1e-30);
-          err.see(e);
-          err.deviation(e);
-        }
-      }
-    }
-    cx.rec.add("kernel_weighted_sum", "y = a * sum_j p_j v_j (rel. error)", "0 (fp32 rounding)", err.low(),
-               err.high(), err.worst, kKernelTol);
+  cx.rec.add("kernel_axpy", "y += a * x (exact here)", "0 wrong", wrong, wrong, wrong, 0);
+  wrong = 0;
+  for (size_t n = 1; n <= kPrimLen; n += 3) {
+    for (size_t j = 0; j < n; ++j) g.a[j] = pattern(j, 3);
+    kern.scale(g.a, n, -0.5f);
+    for (size_t j = 0; j < n; ++j)
+      if (g.a[j] != -0.5f * pattern(j, 3)) ++wrong;
   }
-  // axpy and scale: exact for these inputs (multiples of 1/8 times 1/2).
-  {
-    uint32_t wrong = 0;
-    for (size_t n = 1; n <= kPrimLen; n += 3) {
-      for (size_t j = 0; j < n; ++j) {
-        g.a[j] = pattern(j, 1);
-        g.b[j] = pattern(j, 2);
-      }
-      kern.axpy(0.5f, g.a, g.b, n);
-      for (size_t j = 0; j < n; ++j)
-        if (g.b[j] != 0.5f * pattern(j, 1) + pattern(j, 2)) ++wrong;
-    }
-    cx.rec.add("kernel_axpy", "y += a * x (exact here)", "0 wrong", wrong, wrong, wrong, 0);
-    wrong = 0;
-    for (size_t n = 1; n <= kPrimLen; n += 3) {
-      for (size_t j = 0; j < n; ++j) g.a[j] = pattern(j, 3);
-      kern.scale(g.a, n, -0.5f);
-      for (size_t j = 0; j < n; ++j)
-        if (g.a[j] != -0.5f * pattern(j, 3)) ++wrong;
-    }
-    cx.rec.add("kernel_scale", "x *= a (exact here)", "0 wrong", wrong, wrong, wrong, 0);
-  }
+  cx.rec.add("kernel_scale", "x *= a (exact here)", "0 wrong", wrong, wrong, wrong, 0);
+}
+
+// Each kernel of the table against its definition, on the self-test vectors.
+void check_kernels(const Context& cx) {
+  check_scores(cx);
+  check_row_max(cx);
+  check_exp_shift_sum(cx);
+  check_weighted_sum(cx);
+  check_axpy_and_scale(cx);
 }
 
 Mask case_mask(const sd::Case& c) {
