@@ -29,7 +29,8 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
   const bool with_weights = io.weights != nullptr;
   // Only the part forward() writes counts as its output: a larger caller buffer may hold other data.
   const size_t ws_written = forward_workspace_bytes(
-      d, with_weights, transposes_keys(**kernels, d, with_weights, ws.bytes) ? Scratch::kTransposedKeys : Scratch::kMinimal);
+      d, with_weights,
+      transposes_keys(**kernels, d, with_weights, ws.bytes) ? Scratch::kTransposedKeys : Scratch::kMinimal);
   constexpr size_t kF = sizeof(float);
   const Tensor inputs[] = {{io.q, d.q_elems() * kF, kF, true},
                            {io.k, d.k_elems() * kF, kF, true},
@@ -116,8 +117,8 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // KV head, when a block first needs it. The fused block (attend_block)
   // checks its own outputs instead and declines when one is not finite.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused = detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks &&
-                     io.weights == nullptr;
+  const bool fused =
+      detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   size_t kt_head = d.hkv;       // the KV head in p.kt (plain path)
@@ -148,14 +149,17 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
       b.kt_lo = seen.lo;
       if (fused && !any_empty && detail::fused_block(p, b, s, lds)) continue;
       if (blocks && i0 + 1 < d.n && !any_empty && head_v_finite()) {  // two rows or more
-        detail::plain_block(p, b, s, lds);  // tiled blocks took the group path above
+        detail::plain_block(p, b, s, lds);                            // tiled blocks took the group path above
         continue;
       }
       for (size_t i = i0; i < i0 + count; ++i) {
         const detail::Row row = detail::make_row(p, h, i);
-        if (row.r.empty()) detail::finish_empty(row, d.dv);
-        else if (tiled) detail::tiled_row(p, row, s, acc, part);
-        else detail::plain_row(p, row, s, nullptr, nullptr);
+        if (row.r.empty())
+          detail::finish_empty(row, d.dv);
+        else if (tiled)
+          detail::tiled_row(p, row, s, acc, part);
+        else
+          detail::plain_row(p, row, s, nullptr, nullptr);
       }
     }
   }

@@ -62,8 +62,7 @@ void zero_outside(float* s, size_t len, KeyRange own) {
 // The online softmax of one row of a block over one tile of logits (its own
 // part `own` of the tile): tiled_row's loop body. Returns whether the tile
 // adds to the row's accumulator.
-bool tile_step(const Problem& p, const Block& b, size_t r, float* sr, KeyRange own, float* acc, Online& o,
-               bool& nan) {
+bool tile_step(const Problem& p, const Block& b, size_t r, float* sr, KeyRange own, float* acc, Online& o, bool& nan) {
   if (nan || own.empty()) return false;
   float* mine = sr + own.lo;
   const size_t cnt = own.size();
@@ -171,8 +170,10 @@ TINYATTN_NOINLINE void plain_block(const Problem& p, const Block& b, float* s, s
       }
       if (row.lse) *row.lse = log_sum_exp(max, sum);
     }
-    if (end[r] == RowEnd::kLive) zero_outside(sr, len, own);
-    else fill(sr, len, 0.0f);
+    if (end[r] == RowEnd::kLive)
+      zero_outside(sr, len, own);
+    else
+      fill(sr, len, 0.0f);
   }
   float* y = p.io.y + (b.h * p.d.n + b.i0) * dv;
   p.kern.weighted_sum_block(s, lds, b.count, b.v, dv, len, dv, a, y, dv);
@@ -193,8 +194,24 @@ TINYATTN_NOINLINE bool fused_block(const Problem& p, const Block& b, float* s, s
   }
   const size_t idx = b.h * p.d.n + b.i0;
   float max[kBlockRows], sum[kBlockRows];
-  AttendBlock a{p.io.q + idx * p.d.dk, p.d.dk, b.count, b.k, p.d.dk, b.v, p.d.dv, b.u.size(), p.d.dk,
-                p.d.dv, p.scale, all_keys ? nullptr : own, s, lds, p.io.y + idx * p.d.dv, p.d.dv, max, sum};
+  AttendBlock a{p.io.q + idx * p.d.dk,
+                p.d.dk,
+                b.count,
+                b.k,
+                p.d.dk,
+                b.v,
+                p.d.dv,
+                b.u.size(),
+                p.d.dk,
+                p.d.dv,
+                p.scale,
+                all_keys ? nullptr : own,
+                s,
+                lds,
+                p.io.y + idx * p.d.dv,
+                p.d.dv,
+                max,
+                sum};
   a.kt = transposed_for(p, b, 0, b.u.size());
   a.ldkt = p.ldkt;
   if (!p.kern.attend_block(a)) return false;
@@ -207,8 +224,8 @@ TINYATTN_NOINLINE bool fused_block(const Problem& p, const Block& b, float* s, s
 // blocks rather than once per block (with every block walking all tiles, K
 // and V of a long sequence stream from beyond L2 for each block: 40% slower
 // at M = 512, Dk = Dv = 128). The rows' outputs are their accumulators.
-TINYATTN_NOINLINE void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, float* part,
-                                   size_t lda, float* m, float* l) {
+TINYATTN_NOINLINE void tiled_group(const Problem& p, size_t h, size_t g0, size_t g1, float* s, float* part, size_t lda,
+                                   float* m, float* l) {
   const size_t kv_head = h / p.d.group();
   for (size_t i = g0; i < g1; ++i) {
     m[i - g0] = -kInf;
@@ -224,8 +241,9 @@ TINYATTN_NOINLINE void tiled_group(const Problem& p, size_t h, size_t g0, size_t
       const KeyRange u = rows_span(p, i0, i0 + count);
       const size_t lo = u.lo > t_lo ? u.lo : t_lo, hi = u.hi < t_hi ? u.hi : t_hi;
       if (lo >= hi) continue;  // no row of this block sees a key of this tile
-      const Block b{h, i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk,
-                    p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv, t_lo};
+      const Block b{
+          h,   i0, count, u, p.io.k + (kv_head * p.d.m + u.lo) * p.d.dk, p.io.v + (kv_head * p.d.m + u.lo) * p.d.dv,
+          t_lo};
       tiled_block_tile(p, b, lo - u.lo, hi - lo, s, part, lda, m + (i0 - g0), l + (i0 - g0));
     }
   }

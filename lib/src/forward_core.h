@@ -29,7 +29,10 @@ using Row = RowOf<float>;
 class Ranges {
  public:
   Ranges(const Mask& mask, const Dims& d)
-      : mask_(mask), n_(d.n), m_(d.m), same_(mask.causal == Causal::kNone && !mask.window.active()),
+      : mask_(mask),
+        n_(d.n),
+        m_(d.m),
+        same_(mask.causal == Causal::kNone && !mask.window.active()),
         first_(key_range(mask, 0, d.n, d.m)) {}
   KeyRange operator()(size_t i) const { return same_ ? first_ : key_range(mask_, i, n_, m_); }
   bool same_for_every_row() const { return same_; }
@@ -77,7 +80,9 @@ inline Row make_row(const Problem& p, size_t h, size_t i) {
              p.io.y + idx * d.dv,
              p.io.weights ? p.io.weights + idx * d.m : nullptr,
              p.io.lse ? p.io.lse + idx : nullptr,
-             r, h, i};
+             r,
+             h,
+             i};
 }
 
 // Rows [i0, i0 + count) of query head h that go through the port's block

@@ -4,9 +4,9 @@
 // With F16Compute::kNativeF16Products the scores and P V come from the native
 // fp16 kernels (f16_native.h) reading the halves in place; the softmax stays
 // on the port's fp32 kernels.
+#include "tinyattn/forward_f16.h"
 #include "f16_native.h"
 #include "row_core.h"
-#include "tinyattn/forward_f16.h"
 
 namespace tinyattn {
 
@@ -107,14 +107,19 @@ Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Ma
                     io.y + idx * d.dv,
                     io.weights ? io.weights + idx * d.m : nullptr,
                     io.lse ? io.lse + idx : nullptr,
-                    r, h, i};
+                    r,
+                    h,
+                    i};
       if (row.weights) {  // keys outside the range never get weight
         detail::fill_with(row.weights, r.lo, 0.0f);
         detail::fill_with(row.weights + r.hi, d.m - r.hi, 0.0f);
       }
-      if (r.empty()) detail::finish_empty(row, d.dv);
-      else if (tiled) detail::tiled_row(src, row, sc.s, sc.acc, sc.part);
-      else detail::plain_row(src, row, sc.s, sc.acc, sc.part);
+      if (r.empty())
+        detail::finish_empty(row, d.dv);
+      else if (tiled)
+        detail::tiled_row(src, row, sc.s, sc.acc, sc.part);
+      else
+        detail::plain_row(src, row, sc.s, sc.acc, sc.part);
     }
   }
   return Status::kOk;

@@ -160,8 +160,10 @@ struct Online {
 inline void raise_max(const KernelsF32& kern, float* acc, size_t dv, Online& o, float tile_max) {
   if (!(tile_max > o.m)) return;
   const float factor = o.m == -kInf || tile_max == kInf ? 0.0f : exp_poly(o.m - tile_max);
-  if (factor == 0.0f) fill(acc, dv, 0.0f);
-  else kern.scale(acc, dv, factor);
+  if (factor == 0.0f)
+    fill(acc, dv, 0.0f);
+  else
+    kern.scale(acc, dv, factor);
   o.l *= factor;
   o.m = tile_max;
 }
@@ -177,8 +179,7 @@ void row_logits(const Source& src, const RowOf<T>& row, size_t off, size_t n, fl
 // out = a * sum_j p[j] V[j] over keys [0, len) of a row, in the source's
 // plain tiles (part: Dv floats of scratch when there is more than one).
 template <class Source, class T>
-void sum_values(const Source& src, const RowOf<T>& row, size_t len, const float* p, float a, float* out,
-                float* part) {
+void sum_values(const Source& src, const RowOf<T>& row, size_t len, const float* p, float a, float* out, float* part) {
   const RowContext& c = src.ctx();
   const size_t tile = src.plain_tile();
   src.values(row, 0, len < tile ? len : tile, p, a, out);
