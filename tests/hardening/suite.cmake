@@ -9,3 +9,6 @@ tinyattn_add_suite(hardening_nonfinite
 tinyattn_add_suite(hardening_status_backward
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/status_backward_test.cc
   LABELS hardening)
+tinyattn_add_suite(hardening_nonfinite_regressions
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/nonfinite_regressions_test.cc
+  LABELS hardening)
