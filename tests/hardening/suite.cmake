@@ -12,3 +12,6 @@ tinyattn_add_suite(hardening_status_backward
 tinyattn_add_suite(hardening_nonfinite_regressions
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/nonfinite_regressions_test.cc
   LABELS hardening)
+tinyattn_add_suite(hardening_nonfinite_table
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/nonfinite_table_test.cc
+  LABELS hardening)
