@@ -28,8 +28,6 @@ using namespace tatest;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kHalfMax = 65504.0f;  // the largest finite half
 
 enum class Paths { kAll, kF32, kF16 };

@@ -28,8 +28,6 @@ using namespace tatest;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr size_t kRows = 4, kDk = 4, kDv = 3;
 
 // One case's tensors: Q, K, V in the problem, the keep bytes and bias of the

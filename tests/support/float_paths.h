@@ -6,11 +6,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "support.h"
 #include "tinyattn/attention.h"
 
 namespace tatest {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 enum class FloatPath : uint8_t {
   kF32,        // forward()
