@@ -1,5 +1,5 @@
 # libFuzzer under ASan+UBSan (clang): each fuzz target runs for a bounded time
-# (FUZZ_SECONDS each, default 45; every target together stays under 3 min),
+# (FUZZ_SECONDS each, default 45; every target together stays under 4 min),
 # starting from its committed corpus (tests/fuzz/corpus/<name>/) plus the
 # regression inputs (tests/fuzz/regressions/<name>/). New inputs go to the
 # build tree, never into the repository. A crash fails the stage and leaves

@@ -17,6 +17,12 @@ if(NOT TINYATTN_BAREMETAL)
     list(APPEND _fuzz_names quant)
     set(_fuzz_libs_quant tinyattn::tinyattn tinyattn::reference)
   endif()
+  # Every port, both algorithms and both float dtypes against each other and
+  # the non-finite contract (float_paths in the test support runs them).
+  if(EXISTS ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/forward_f16.h)
+    list(APPEND _fuzz_names differential)
+    set(_fuzz_libs_differential tinyattn::tinyattn tinyattn::reference tatest_common)
+  endif()
   # The host tool's .npy reader (tools/tool/npy.cc, in tinyattn_demo, defined
   # after tests/ is added: the name resolves at generate time).
   if(EXISTS ${_fuzz_dir}/npy_fuzz.cc AND EXISTS ${PROJECT_SOURCE_DIR}/tools/tool/npy.cc

@@ -220,7 +220,10 @@ Problem make_problem(const tinyattn::Dims& d, uint64_t seed, float sd) {
   p.y_ref = alloc<double>(d.y_elems());
   p.weights_ref = alloc<double>(d.weight_elems());
   p.lse_ref = alloc<double>(d.lse_elems());
-  p.workspace = alloc<unsigned char>(tinyattn::forward_workspace_bytes(d));
+  // Either algorithm's: the key tiles can need more than whole rows (M just
+  // above kKeyTile with a small Dv).
+  const size_t plain = tinyattn::forward_workspace_bytes(d, true), tiled = tinyattn::forward_workspace_bytes(d, false);
+  p.workspace = alloc<unsigned char>(plain > tiled ? plain : tiled);
   p.ok = p.q && p.k && p.v && p.y && p.weights && p.lse && p.y_ref && p.weights_ref && p.lse_ref && p.workspace;
   if (!p.ok) return p;
   Rng rng(seed);

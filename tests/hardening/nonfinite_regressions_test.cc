@@ -1,0 +1,221 @@
+// Regression tests for reproduced breaks of the non-finite contract
+// (docs/hardening.md, "Non-finite input"): fp16 against fp32, the key-tile
+// path against the whole-row path, and ports against each other when a dot
+// product overflows fp32. Each runs on every compiled port and every float
+// path (fp32, fp16 in each compute mode this build runs), with the weights
+// requested (whole rows) and not (key tiles, where M exceeds the tile).
+//
+// Expected outputs come from the reference on the same inputs (rounded to
+// fp16 first where fp16 runs too), which states the contract, except where
+// the contract departs from double precision: a key whose fp32 weight
+// underflows to exactly 0 contributes nothing, so its value row cannot reach
+// Y even when it is infinite; there the reference runs with that key masked.
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "float_paths.h"
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/forward_f16.h"
+#include "tinyattn/reference.h"
+
+using tinyattn::Dims;
+using tinyattn::Mask;
+using tinyattn::Status;
+using namespace tatest;
+
+namespace {
+
+constexpr float kHalfMax = 65504.0f;  // the largest finite half
+
+enum class Paths { kAll, kF32, kF16 };
+
+// Runs p on every port and path `which` selects, with and without weights,
+// and requires p.y_ref / p.lse_ref / p.weights_ref (set by the caller).
+void check_all(Problem& p, const Mask& mask, const char* what, Paths which = Paths::kAll) {
+  PathRun runs[kMaxPathRuns];
+  const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
+  for (size_t r = 0; r < nr; ++r) {
+    const FloatPath path = runs[r].path;
+    if ((which == Paths::kF32 && is_f16(path)) || (which == Paths::kF16 && !is_f16(path))) continue;
+    for (bool ww : {true, false}) {
+      Arena::Scope scope;
+      const Status s = run_path(path, p, runs[r].port, mask, {}, ww);
+      const char* pn = tinyattn::port_name(runs[r].port);
+      const char* alg = path_uses_tiles(path, p.d, ww) ? "tiled" : "plain";
+      TA_CHECK_MSG(s == Status::kOk, "%s/%s/%s %s: status %s", what, pn, path_name(path), alg, tinyattn::to_string(s));
+      if (s != Status::kOk) continue;
+      const Agreement a = against_reference(p, path, ww);
+      TA_CHECK_MSG(a.y.ok, "%s/%s/%s %s: y[%zu] = %g, want %g", what, pn, path_name(path), alg, a.y.index,
+                   static_cast<double>(p.y[a.y.index]), p.y_ref[a.y.index]);
+      TA_CHECK_MSG(a.lse.ok, "%s/%s/%s %s: lse[%zu] = %g, want %g", what, pn, path_name(path), alg, a.lse.index,
+                   static_cast<double>(p.lse[a.lse.index]), p.lse_ref[a.lse.index]);
+      TA_CHECK_MSG(a.weights.ok, "%s/%s/%s %s: weight[%zu] = %g, want %g", what, pn, path_name(path), alg,
+                   a.weights.index, static_cast<double>(p.weights[a.weights.index]), p.weights_ref[a.weights.index]);
+    }
+  }
+}
+
+// A problem with ordinary values, already rounded to fp16 so every path reads the same numbers.
+Problem make_f16_exact(const Dims& d, uint64_t seed) {
+  Problem p = make_problem(d, seed);
+  if (p.ok) round_inputs_to_half(p);
+  return p;
+}
+
+float* zeros(size_t n) {
+  float* x = alloc<float>(n);
+  if (x) std::memset(x, 0, n * sizeof(float));
+  return x;
+}
+
+// Q = K = 0 (every logit is its bias), Dk = Dv = 1, V = 0 except the given
+// entries; bias 0 except the given entries. Keys `dead` have a logit so far
+// below the maximum that their fp32 weight is exactly 0: the expectation is
+// the reference with them masked out.
+struct Entry {
+  size_t key;
+  float value;
+};
+void underflowed_values(size_t m, std::initializer_list<Entry> values, std::initializer_list<Entry> biases,
+                        std::initializer_list<size_t> dead, const char* what) {
+  Arena::Scope scope;
+  const Dims d{1, m, 1, 1};
+  Problem p = make_problem(d, 1);
+  float* bias = zeros(m);
+  uint8_t* keep = alloc<uint8_t>(m);
+  TA_CHECK((p.ok && bias && keep));
+  if (!p.ok || !bias || !keep) return;
+  std::memset(p.q, 0, d.q_elems() * sizeof(float));
+  std::memset(p.k, 0, d.k_elems() * sizeof(float));
+  std::memset(p.v, 0, d.v_elems() * sizeof(float));
+  for (const Entry& e : values) p.v[e.key] = e.value;
+  for (const Entry& e : biases) bias[e.key] = e.value;
+  float top = -kInf;
+  for (size_t j = 0; j < m; ++j) top = bias[j] > top ? bias[j] : top;
+  for (size_t j = 0; j < m; ++j) keep[j] = 1;
+  for (size_t j : dead) {
+    // The premise: exp(s_j - max) is below half the smallest fp32 subnormal.
+    TA_CHECK_MSG(static_cast<float>(std::exp(static_cast<double>(bias[j]) - top)) == 0.0f,
+                 "%s: key %zu's weight does not underflow", what, j);
+    keep[j] = 0;
+  }
+  Mask expect = Mask::keep_bytes(keep);
+  expect.bias = bias;
+  run_reference(p, expect);
+  check_all(p, Mask::additive(bias), what);
+}
+
+}  // namespace
+
+TA_CASE("nonfinite regression: fp16 key tiles drop an infinite value when a later key's logit is +inf") {
+  // Dims (1, 12, 2, 2): fp16 without weights walks two key tiles of 8; the
+  // +inf bias on key 10 (second tile) leaves key 0 (V[0][0] = +inf, first
+  // tile) with weight exactly 0, so Y is V[10].
+  Arena::Scope scope;
+  const Dims d{1, 12, 2, 2};
+  Problem p = make_f16_exact(d, 1601);
+  float* bias = zeros(d.m);
+  TA_CHECK((p.ok && bias));
+  if (!p.ok || !bias) return;
+  bias[10] = kInf;
+  p.v[0] = kInf;
+  run_reference(p, Mask::additive(bias));
+  TA_CHECK((p.y_ref[0] == p.v[10 * d.dv] && p.y_ref[1] == p.v[10 * d.dv + 1]));
+  check_all(p, Mask::additive(bias), "late +inf logit");
+}
+
+TA_CASE("nonfinite regression: in a NaN row a keep-masked key keeps weight 0 in fp16") {
+  // Dims (1, 4, 2, 2), keep {1, 0, 1, 1}, bias {0, 0, NaN, 0}: weights NaN 0 NaN NaN.
+  Arena::Scope scope;
+  const Dims d{1, 4, 2, 2};
+  Problem p = make_f16_exact(d, 1602);
+  float* bias = zeros(d.m);
+  uint8_t* keep = alloc<uint8_t>(d.m);
+  TA_CHECK((p.ok && bias && keep));
+  if (!p.ok || !bias || !keep) return;
+  const uint8_t keep_row[] = {1, 0, 1, 1};
+  std::memcpy(keep, keep_row, sizeof keep_row);
+  bias[2] = kNaN;
+  Mask m = Mask::keep_bytes(keep);
+  m.bias = bias;
+  run_reference(p, m);
+  TA_CHECK((std::isnan(p.weights_ref[0]) && p.weights_ref[1] == 0.0 && std::isnan(p.weights_ref[2])));
+  check_all(p, m, "NaN row, masked key");
+}
+
+TA_CASE("nonfinite regression: M = 9, fp16 key tiles, an infinite value at a key whose weight underflows") {
+  // V[0] = +inf, V[8] = 1; key 0's logit is 200 (or 110) below key 8's.
+  underflowed_values(9, {{0, kInf}, {8, 1.0f}}, {{8, 200.0f}}, {0}, "M=9 bias 200");
+  underflowed_values(9, {{0, kInf}, {8, 1.0f}}, {{0, -50.0f}, {8, 60.0f}}, {0}, "M=9 bias -50/60");
+  // +inf and -inf at zero-weight keys of one tile: NaN if either reached Y.
+  underflowed_values(9, {{0, kInf}, {1, -kInf}, {8, 1.0f}}, {{0, -50.0f}, {1, -50.0f}, {8, 60.0f}}, {0, 1},
+                     "M=9 +-inf values");
+}
+
+TA_CASE("nonfinite regression: M = 257, fp32 key tiles, an infinite value at a key whose weight underflows") {
+  // y = 1 and lse = 60 on both algorithms: key 0's weight e^-110 is 0 in fp32.
+  underflowed_values(257, {{0, kInf}, {256, 1.0f}}, {{0, -50.0f}, {256, 60.0f}}, {0}, "M=257 bias -50/60");
+  underflowed_values(257, {{0, kInf}, {1, -kInf}, {256, 1.0f}}, {{0, -50.0f}, {1, -50.0f}, {256, 60.0f}}, {0, 1},
+                     "M=257 +-inf values");
+}
+
+namespace {
+
+// N = 1, M = keys, Dk = dk: Q from `q` (then zeros), K rows from `k` (each
+// dk long), V ordinary. The reference's dot products are exact in double, the
+// rule the ports follow when their fp32 dot product is not finite.
+void overflowing_dot(size_t keys, size_t dk, const float* q, size_t nq, const float* k, Paths which,
+                     const char* what) {
+  Arena::Scope scope;
+  const Dims d{1, keys, dk, 2};
+  Problem p = make_f16_exact(d, 1603);
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
+  std::memset(p.q, 0, d.q_elems() * sizeof(float));
+  std::memcpy(p.q, q, nq * sizeof(float));
+  std::memcpy(p.k, k, d.k_elems() * sizeof(float));
+  run_reference(p, Mask::none());
+  check_all(p, Mask::none(), what, which);
+}
+
+}  // namespace
+
+TA_CASE("overflow regression: a dot product of +inf and an overflowing product is +inf on every port") {
+  // Q = [-inf, big], K = [-0.5, -2]: the products are +inf and -2 big, whose
+  // exact sum is +inf (weight 1, lse +inf, Y = V's row), at Dk = 2 and,
+  // padded with zeros, at Dk = 16. big = FLT_MAX in fp32, the largest half in fp16.
+  for (size_t dk : {size_t{2}, size_t{16}}) {
+    float k[16] = {-0.5f, -2.0f};
+    const float q32[] = {-kInf, FLT_MAX}, q16[] = {-kInf, kHalfMax};
+    overflowing_dot(1, dk, q32, 2, k, Paths::kF32, dk == 2 ? "-inf*-0.5 + FLT_MAX*-2, Dk 2" : "... Dk 16");
+    overflowing_dot(1, dk, q16, 2, k, Paths::kF16, dk == 2 ? "-inf*-0.5 + 65504*-2, Dk 2" : "... Dk 16");
+  }
+}
+
+TA_CASE("overflow regression: partial sums that overflow give the exact, finite logit on every port") {
+  // Key 0: Q = [big, big, -big, -big] against ones: exact dot 0, while a
+  // left-to-right fp32 sum reaches +inf; key 1: K = 0. Both logits 0: weights
+  // 1/2 each, lse = log 2. Then key 0 = [1, 1, 1, 0.5]: exact dot big / 2,
+  // all the weight on key 0. Also at Dk = 16 (eight big, eight -big), where
+  // lanes of every SIMD width group the terms differently.
+  struct Case {
+    size_t dk;
+    float k0_last;  // the last of key 0's ones
+    const char* what;
+  };
+  const Case cases[] = {{4, 1.0f, "exact 0, Dk 4"}, {4, 0.5f, "exact big/2, Dk 4"}, {16, 1.0f, "exact 0, Dk 16"}};
+  for (const Case& c : cases)
+    for (Paths which : {Paths::kF32, Paths::kF16}) {
+      const float big = which == Paths::kF32 ? FLT_MAX : kHalfMax;
+      float q[16], k[32] = {};
+      for (size_t x = 0; x < c.dk; ++x) {
+        q[x] = x < c.dk / 2 ? big : -big;
+        k[x] = 1.0f;
+      }
+      k[c.dk - 1] = c.k0_last;
+      overflowing_dot(2, c.dk, q, c.dk, k, which, c.what);
+    }
+}
