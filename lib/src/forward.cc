@@ -21,6 +21,13 @@ bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, s
          ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
 }
 
+// The workspace bytes forward() writes before the transposed keys (with
+// weights, forward_workspace_bytes may count more: room for either path).
+size_t score_rows_written(const Dims& d, bool with_weights) {
+  return forward_score_rows_bytes(d, forward_uses_tiles(d, with_weights));
+}
+size_t transposed_keys_bytes(const Dims& d) { return d.dk * forward_transposed_keys_stride(d) * sizeof(float); }
+
 // A frame of its own: its extent tables are not on the stack while forward()
 // runs the blocks (the board stack bound, docs/hardening.md).
 TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
@@ -28,9 +35,8 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
   if (Status s = detail::validate_common(d, mask, o, kernels); s != Status::kOk) return s;
   const bool with_weights = io.weights != nullptr;
   // Only the part forward() writes counts as its output: a larger caller buffer may hold other data.
-  const size_t ws_written = forward_workspace_bytes(
-      d, with_weights,
-      transposes_keys(**kernels, d, with_weights, ws.bytes) ? Scratch::kTransposedKeys : Scratch::kMinimal);
+  const size_t ws_written = score_rows_written(d, with_weights) +
+                            (transposes_keys(**kernels, d, with_weights, ws.bytes) ? transposed_keys_bytes(d) : 0);
   constexpr size_t kF = sizeof(float);
   const Tensor inputs[] = {{io.q, d.q_elems() * kF, kF, true},
                            {io.k, d.k_elems() * kF, kF, true},
@@ -95,9 +101,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
   Problem p{{d, kern, mask, scale, detail::has_element_masks(mask)}, io, detail::Ranges(mask, d)};
-  // The transposed keys follow the minimal workspace (forward_workspace_bytes).
+  // The transposed keys follow the score rows (forward_workspace_bytes).
   if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
-    p.kt = s + (forward_workspace_bytes(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
+    p.kt = s + (score_rows_written(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
     p.ldkt = forward_transposed_keys_stride(d);
   }
   // Layout (see forward_workspace_bytes): `rows` score rows, lds floats apart;

@@ -267,7 +267,7 @@ TA_CASE("nonfinite table: int8, every port, where the case is representable") {
       Mask mask = b.mask;
       mask.bias = nullptr;  // int8 cases use keep masks only (the float bias is all zero here)
       for (size_t pi = 0; pi < np; ++pi) {
-        const Status s = forward_i8(d, ForwardIoI8{q, k, v, y, w}, Int8Plan{&plan, 1}, {ws, ws_bytes}, mask, ports[pi]);
+        const Status s = forward_i8(d, ForwardIoI8{q, k, v, y, w}, Int8Plan{&plan, 1}, {ws, ws_bytes}, mask, Options{{}, ports[pi]});
         const char* pn = port_name(ports[pi]);
         TA_CHECK_MSG(s == Status::kOk, "%s: int8/%s M=%zu: status %s", c.name, pn, m, to_string(s));
         if (s != Status::kOk) continue;

@@ -98,7 +98,8 @@ constexpr bool forward_transposes_keys(const Dims& d, bool with_weights) {
 
 // Scratch for one forward call, in bytes (alignment slack included), for
 // R = forward_block_rows(dims) query rows at a time:
-//  with_weights = true  (default, always enough): R rows of M scores.
+//  with_weights = true  (default, always enough): R rows of M scores, or
+//                       the no-weights need below where that is larger.
 //  with_weights = false (for callers that never ask for A): R rows of
 //                       min(M, kKeyTile) scores + 2*R*Dv floats (the tile
 //                       sums of a block, and the running max and sum of the
@@ -107,13 +108,20 @@ constexpr bool forward_transposes_keys(const Dims& d, bool with_weights) {
 //  Scratch::kTransposedKeys: + Dk * min(M, kKeyTile) floats where
 //                       forward_transposes_keys(dims, with_weights).
 // It never grows with N past kBlockRows, nor with the number of heads.
+constexpr size_t forward_score_rows_bytes(const Dims& d, bool tiled) {
+  return forward_block_rows(d) * (tiled ? align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
+                                              2 * align_up(d.dv * sizeof(float), kWorkspaceAlign)
+                                        : align_up(d.m * sizeof(float), kWorkspaceAlign)) +
+         kWorkspaceAlign;
+}
+
 constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true,
                                          Scratch scratch = Scratch::kMinimal) {
-  return (forward_uses_tiles(d, with_weights)
-              ? forward_block_rows(d) * (align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
-                                         2 * align_up(d.dv * sizeof(float), kWorkspaceAlign)) +
-                    kWorkspaceAlign
-              : forward_block_rows(d) * align_up(d.m * sizeof(float), kWorkspaceAlign) + kWorkspaceAlign) +
+  const size_t own = forward_score_rows_bytes(d, forward_uses_tiles(d, with_weights));
+  // With weights, also the no-weights path's need (larger where M is just
+  // over kKeyTile or Dv is large), so that one buffer serves either call.
+  const size_t other = with_weights ? forward_score_rows_bytes(d, forward_uses_tiles(d, false)) : 0;
+  return (own > other ? own : other) +
          (scratch == Scratch::kTransposedKeys && forward_transposes_keys(d, with_weights)
               ? d.dk * forward_transposed_keys_stride(d) * sizeof(float)
               : 0);
