@@ -69,17 +69,18 @@ HWY_INLINE V ExpCore(D d, V x) {
   const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));     // 2^n
   V r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_hi), x);
   r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_lo), r);
-  V p = hn::MulAdd(hn::Set(d, c.c5), r, hn::Set(d, c.c4));
-  p = hn::MulAdd(p, r, hn::Set(d, c.c3));
-  p = hn::MulAdd(p, r, hn::Set(d, c.c2));
-  p = hn::MulAdd(p, r, hn::Set(d, c.c1));
+  V q = hn::MulAdd(hn::Set(d, c.c6), r, hn::Set(d, c.c5));
+  q = hn::MulAdd(q, r, hn::Set(d, c.c4));
+  q = hn::MulAdd(q, r, hn::Set(d, c.c3));
+  q = hn::MulAdd(q, r, hn::Set(d, c.c2));
+  const V u = hn::MulAdd(hn::Mul(r, r), q, r);  // expm1(r)
 #if HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_NEON
-  // ARMv7 NEON flushes subnormals: near the flush point r*s is subnormal and
-  // became 0. s * (1 + r*p) keeps every intermediate normal; its measured
-  // worst error is the same (docs/ports.md).
-  return hn::Mul(hn::MulAdd(r, p, hn::Set(d, 1.0f)), s);
+  // ARMv7 NEON flushes subnormals: near the flush point s * u can be
+  // subnormal and would become 0. (1 + u) * s keeps every intermediate
+  // normal and rounds identically (s is a power of two).
+  return hn::Mul(hn::Add(u, hn::Set(d, 1.0f)), s);
 #else
-  return hn::MulAdd(hn::Mul(r, s), p, s);
+  return hn::MulAdd(s, u, s);  // s * (1 + u); s * u is exact
 #endif
 }
 

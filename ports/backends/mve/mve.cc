@@ -40,16 +40,14 @@ inline float32x4_t exp4(float32x4_t x) {
   const float32x4_t s = vreinterpretq_f32_u32(vshlq_n_u32(vreinterpretq_u32_f32(t), 23));  // 2^n
   float32x4_t r = vfmaq_n_f32(x, n, c.minus_ln2_hi);
   r = vfmaq_n_f32(r, n, c.minus_ln2_lo);
-  float32x4_t p = vfmasq_n_f32(vdupq_n_f32(c.c5), r, c.c4);  // p * r + c4
-  p = vfmasq_n_f32(p, r, c.c3);
-  p = vfmasq_n_f32(p, r, c.c2);
-  p = vfmasq_n_f32(p, r, c.c1);
-  // Helium arithmetic runs with the standard FPSCR value (flush-to-zero), so
-  // the scalar form's r*s would vanish for n <= -125 (x below about -86.3).
-  // Forming r*p(r) first and scaling by s inside the fused step keeps every
-  // intermediate normal; it costs one extra rounding of r*p (< 0.3 ULP).
-  const float32x4_t rp = vmulq_f32(r, p);
-  float32x4_t e = vfmaq_f32(s, rp, s);  // s * (1 + r*p(r))
+  float32x4_t q = vfmasq_n_f32(vdupq_n_f32(c.c6), r, c.c5);  // q * r + c5
+  q = vfmasq_n_f32(q, r, c.c4);
+  q = vfmasq_n_f32(q, r, c.c3);
+  q = vfmasq_n_f32(q, r, c.c2);
+  const float32x4_t u = vfmaq_f32(r, vmulq_f32(r, r), q);  // expm1(r)
+  // Helium arithmetic runs with the standard FPSCR value (flush-to-zero); the
+  // fused s + s * u never rounds s * u on its own, so it cannot be flushed.
+  float32x4_t e = vfmaq_f32(s, s, u);  // s * (1 + u)
   // Helium's "lt" compare is "less than or unordered" (Arm condition LT), so
   // the flush test is written as flush_below > x, which is false for NaN.
   e = vpselq_f32(vdupq_n_f32(0.0f), e, vcmpgtq_f32(vdupq_n_f32(c.flush_below), x));

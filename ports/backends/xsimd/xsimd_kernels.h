@@ -58,17 +58,18 @@ struct Kernels {
     const B s = xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(t) << 23);  // 2^n
     B r = xsimd::fma(n, B(c.minus_ln2_hi), x);
     r = xsimd::fma(n, B(c.minus_ln2_lo), r);
-    B p = xsimd::fma(B(c.c5), r, B(c.c4));
-    p = xsimd::fma(p, r, B(c.c3));
-    p = xsimd::fma(p, r, B(c.c2));
-    p = xsimd::fma(p, r, B(c.c1));
+    B q = xsimd::fma(B(c.c6), r, B(c.c5));
+    q = xsimd::fma(q, r, B(c.c4));
+    q = xsimd::fma(q, r, B(c.c3));
+    q = xsimd::fma(q, r, B(c.c2));
+    const B u = xsimd::fma(r * r, q, r);  // expm1(r)
     if (std::is_same<A, xsimd::neon>::value) {
-      // ARMv7 NEON flushes subnormals: near the flush point r*s is subnormal
-      // and became 0. s * (1 + r*p) keeps every intermediate normal; its
-      // measured worst error is the same (docs/ports.md).
-      return xsimd::fma(r, p, B(1.0f)) * s;
+      // ARMv7 NEON flushes subnormals: near the flush point s * u can be
+      // subnormal and would become 0. (1 + u) * s keeps every intermediate
+      // normal and rounds identically (s is a power of two).
+      return (u + B(1.0f)) * s;
     }
-    return xsimd::fma(r * s, p, s);
+    return xsimd::fma(s, u, s);  // s * (1 + u); s * u is exact
   }
 
   // Lanes outside [flush_below, overflow_above]: 0 below, +inf above.
