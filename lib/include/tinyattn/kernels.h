@@ -2,7 +2,7 @@
 //
 // A port supplies a small table of fp32 primitives; the driver owns shapes,
 // heads, masks, workspace and error handling. A new port fills this table
-// (start from ports/backends/scalar) and adds its line to
+// (start from ports/backends/template) and adds its line to
 // tinyattn/port_list.h; the agreement tests then pick it up on every target.
 //
 // Every primitive must handle any length >= 1 (tails included), must not
@@ -16,7 +16,8 @@
 namespace tinyattn {
 
 // kDefault, then the ports of tinyattn/port_list.h in its order (kScalar,
-// kHighway, kXsimd, kMve = Arm Helium, ...).
+// kHighway, kXsimd, kMve = Arm Helium, kTemplate = the example of
+// docs/ports.md, ...).
 enum class Port : unsigned char {
   kDefault = 0,  // the port chosen at build time (CMake TINYATTN_DEFAULT_PORT)
 #define TINYATTN_PORT_ENUMERATOR(e, name, fused, int8) e,

@@ -20,4 +20,5 @@
   X(kScalar, "scalar", 0, 1)      \
   X(kHighway, "highway", 1, 1)    \
   X(kXsimd, "xsimd", 1, 0)        \
-  X(kMve, "mve", 0, 1)
+  X(kMve, "mve", 0, 1)            \
+  X(kTemplate, "template", 0, 1)
