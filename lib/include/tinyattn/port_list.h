@@ -13,7 +13,8 @@
 //   int8        1: it has a KernelsI8 of its own (0: kernels_i8() gives it the
 //               scalar table)
 //
-// CMake parses this list (ports/CMakeLists.txt): keep each X(...) on one line.
+// CMake parses this list (ports/CMakeLists.txt): keep each X(...) on one
+// line, each line ending in a backslash.
 #pragma once
 
 #define TINYATTN_PORT_LIST(X)     \
@@ -21,4 +22,5 @@
   X(kHighway, "highway", 1, 1)    \
   X(kXsimd, "xsimd", 1, 0)        \
   X(kMve, "mve", 0, 1)            \
-  X(kTemplate, "template", 0, 1)
+  X(kTemplate, "template", 0, 1)  \
+  /* one line per port, appended above */
