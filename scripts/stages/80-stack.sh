@@ -45,8 +45,8 @@ for board in cortex-m4 cortex-m55; do
   if [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
     sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
     built=$built,kHighway
-    # Highway's fused column in tinyattn/port_list.h is 1 (TINYATTN_HAVE_HIGHWAY:
-    # what lib/src tested before TINYATTN_BUILT_FUSED_BLOCKS)
+    # Highway's fused column in tinyattn/port_list.h is 1 (lib/src/forward.cc
+    # tests TINYATTN_HAVE_HIGHWAY until it uses TINYATTN_BUILT_FUSED_BLOCKS)
     defs+=(-DTINYATTN_BUILT_FUSED_BLOCKS=1 -DTINYATTN_HAVE_HIGHWAY=1)
   fi
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
