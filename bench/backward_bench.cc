@@ -106,10 +106,8 @@ void bm_backward(benchmark::State& state, tinyattn::Port port, tinyattn::Dims d,
 }
 
 void register_all() {
-  const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                  tinyattn::Port::kMve};
   for (const tinyattn::Dims& d : kShapes)
-    for (tinyattn::Port port : ports) {
+    for (tinyattn::Port port : tinyattn::kAllPorts) {
       if (!tinyattn::kernels_f32(port)) continue;
       const std::string shape = std::to_string(d.n) + "x" + std::to_string(d.m) + "x" + std::to_string(d.dk);
       const std::string pn = tinyattn::port_name(port);

@@ -126,10 +126,8 @@ std::string label(const char* what, const Case& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                  tinyattn::Port::kMve};
   for (const Case& c : kCases) {
-    for (tinyattn::Port p : ports) {
+    for (tinyattn::Port p : tinyattn::kAllPorts) {
       const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p);
       if (!k) continue;
       const std::string name = std::string(k->port) + "(" + k->simd_target() + ")";

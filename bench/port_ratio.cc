@@ -88,8 +88,6 @@ int main(int argc, char** argv) {
       t[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
     }
 
-  const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                  tinyattn::Port::kMve};
   std::printf(
       "| shape (N,M,Dk,Dv) | port (SIMD target) | GFLOP/s | ratio to scalar | max abs diff vs scalar |\n"
       "|---|---|---:|---:|---:|\n");
@@ -98,7 +96,7 @@ int main(int argc, char** argv) {
     const tinyattn::Dims dims{c.n, c.m, c.d, c.d};
     const double flops = 2.0 * static_cast<double>(c.n * c.m * c.d) * 2.0;
     double scalar = 0.0;
-    for (tinyattn::Port p : ports) {
+    for (tinyattn::Port p : tinyattn::kAllPorts) {
       const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p);
       if (!k) continue;
       const double t = time_forward(dims, p, reps);

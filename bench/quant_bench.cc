@@ -127,11 +127,9 @@ std::string shape_name(const Dims& d) {
 }
 
 void register_all() {
-  const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                  tinyattn::Port::kMve};
   for (const Dims& d : kShapes) {
     const std::string shape = shape_name(d);
-    for (tinyattn::Port port : ports) {
+    for (tinyattn::Port port : tinyattn::kAllPorts) {
       if (!tinyattn::kernels_f32(port)) continue;
       const std::string pn = tinyattn::port_name(port);
       benchmark::RegisterBenchmark(("fp32/" + pn + "/" + shape).c_str(), bm_fp32, port, d);

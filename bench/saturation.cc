@@ -27,9 +27,11 @@ constexpr size_t kDims[] = {4, 8, 16, 32, 64, 128, 256, 512};
 constexpr size_t kMaxDk = 512;
 
 bool parse_port(const char* name, tinyattn::Port* port) {
-  const tinyattn::Port all[] = {tinyattn::Port::kDefault, tinyattn::Port::kScalar, tinyattn::Port::kHighway,
-                                tinyattn::Port::kXsimd, tinyattn::Port::kMve};
-  for (tinyattn::Port p : all)
+  if (std::strcmp(name, tinyattn::port_name(tinyattn::Port::kDefault)) == 0) {
+    *port = tinyattn::Port::kDefault;
+    return true;
+  }
+  for (tinyattn::Port p : tinyattn::kAllPorts)
     if (std::strcmp(name, tinyattn::port_name(p)) == 0) {
       *port = p;
       return true;

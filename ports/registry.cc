@@ -1,50 +1,47 @@
-// Maps Port values to the kernel tables compiled into this build.
-// TINYATTN_HAVE_<PORT> and TINYATTN_DEFAULT_PORT come from CMake.
-#include "tinyattn/kernels.h"
-#include "backends/scalar/scalar.h"
-
-#if TINYATTN_HAVE_HIGHWAY
-#include "backends/highway/highway.h"
-#endif
-#if TINYATTN_HAVE_XSIMD
-#include "backends/xsimd/xsimd_port.h"
-#endif
-#if TINYATTN_HAVE_MVE
-#include "backends/mve/mve.h"
-#endif
-
-#ifndef TINYATTN_DEFAULT_PORT
-#define TINYATTN_DEFAULT_PORT kScalar
-#endif
+// Maps Port values to the kernel tables compiled into this build, from the
+// port list (tinyattn/port_list.h) and what CMake built (registry.h).
+#include "registry.h"
 
 namespace tinyattn {
+namespace {
+
+// A port's table if it is compiled in; otherwise its specialization is never
+// referenced (a discarded statement), so nothing needs to define it.
+template <Port P>
+const KernelsF32* table_f32() {
+  if constexpr (registry::built(P)) {
+    return port_kernels_f32<P>();
+  } else {
+    return nullptr;
+  }
+}
+
+}  // namespace
 
 Port default_port() { return Port::TINYATTN_DEFAULT_PORT; }
+
+bool port_compiled(Port port) { return port == Port::kDefault || registry::built(port); }
 
 const KernelsF32* kernels_f32(Port port) {
   if (port == Port::kDefault) port = default_port();
   switch (port) {
-    case Port::kScalar: return &scalar::kernels_f32();
-#if TINYATTN_HAVE_HIGHWAY
-    case Port::kHighway: return &highway::kernels_f32();
-#endif
-#if TINYATTN_HAVE_XSIMD
-    case Port::kXsimd: return xsimd_port::kernels_f32();
-#endif
-#if TINYATTN_HAVE_MVE
-    case Port::kMve: return &mve::kernels_f32();
-#endif
-    default: return nullptr;
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return table_f32<Port::e>();
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
+    default: return nullptr;  // not a Port value
   }
 }
 
 const char* port_name(Port port) {
   switch (port) {
     case Port::kDefault: return "default";
-    case Port::kScalar: return "scalar";
-    case Port::kHighway: return "highway";
-    case Port::kXsimd: return "xsimd";
-    case Port::kMve: return "mve";
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return name;
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
   }
   return "unknown";
 }

@@ -1,29 +1,32 @@
 // Maps Port values to int8 kernel tables. A compiled port without int8
-// kernels of its own runs the scalar ones (same integers, less speed).
-// TINYATTN_HAVE_<PORT>_I8 come from the ports' CMake files.
-#include "tinyattn/kernels_i8.h"
-#include "backends/scalar/scalar.h"
-
-#if TINYATTN_HAVE_HIGHWAY_I8
-#include "backends/highway/highway.h"
-#endif
-#if TINYATTN_HAVE_MVE_I8
-#include "backends/mve/mve.h"
-#endif
+// kernels of its own (its int8 column in tinyattn/port_list.h is 0) runs the
+// scalar ones (same integers, less speed).
+#include "registry.h"
 
 namespace tinyattn {
+namespace {
+
+template <Port P, bool kOwnTable>
+const KernelsI8* table_i8() {
+  if constexpr (registry::built(P) && kOwnTable) {
+    return port_kernels_i8<P>();
+  } else {
+    return port_kernels_i8<Port::kScalar>();
+  }
+}
+
+}  // namespace
 
 const KernelsI8* kernels_i8(Port port) {
   if (port == Port::kDefault) port = default_port();
   if (kernels_f32(port) == nullptr) return nullptr;  // the port is not compiled in
   switch (port) {
-#if TINYATTN_HAVE_HIGHWAY_I8
-    case Port::kHighway: return &highway::kernels_i8();
-#endif
-#if TINYATTN_HAVE_MVE_I8
-    case Port::kMve: return &mve::kernels_i8();
-#endif
-    default: return &scalar::kernels_i8();
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return table_i8<Port::e, (int8) != 0>();
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
+    default: return nullptr;
   }
 }
 

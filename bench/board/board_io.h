@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tinyattn/kernels.h"
+
 extern "C" void board_write(const char* text);
 
 inline void write_hex(const char* label, uint32_t value) {
@@ -15,4 +17,11 @@ inline void write_hex(const char* label, uint32_t value) {
   *p++ = '\n';
   *p = '\0';
   board_write(line);
+}
+
+// The port a bench argument names (port_name()), the scalar port if none.
+inline tinyattn::Port board_port(const char* name) {
+  for (tinyattn::Port p : tinyattn::kAllPorts)
+    if (std::strcmp(name, tinyattn::port_name(p)) == 0) return p;
+  return tinyattn::Port::kScalar;
 }

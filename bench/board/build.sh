@@ -15,14 +15,17 @@ board_build() {
   esac
   srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/registry_i8.cc"
   srcs="$srcs $ROOT/ports/backends/scalar/scalar.cc $ROOT/ports/backends/scalar/scalar_i8.cc"
-  [ "$mve" = 1 ] && srcs="$srcs $ROOT/ports/backends/mve/mve.cc $ROOT/ports/backends/mve/mve_i8.cc"
+  built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
+  if [ "$mve" = 1 ]; then
+    srcs="$srcs $ROOT/ports/backends/mve/mve.cc $ROOT/ports/backends/mve/mve_i8.cc"
+    built=$built,kMve
+  fi
   # shellcheck disable=SC2086
   arm-none-eabi-gcc $cpu $opt -Wall -Wextra -Werror -c "$ROOT/bench/board/startup.c" -o "$out.startup.o"
   # shellcheck disable=SC2086
   arm-none-eabi-g++ $cpu $opt -std=c++17 -fno-exceptions -fno-rtti -ffunction-sections -fdata-sections \
     -Wall -Wextra -Werror -Wno-psabi \
-    -DTINYATTN_HAVE_HIGHWAY=0 -DTINYATTN_HAVE_XSIMD=0 -DTINYATTN_HAVE_MVE=$mve \
-    -DTINYATTN_HAVE_HIGHWAY_I8=0 -DTINYATTN_HAVE_MVE_I8=$mve -DTINYATTN_DEFAULT_PORT=kScalar \
+    -DTINYATTN_PORTS_BUILT=$built -DTINYATTN_DEFAULT_PORT=kScalar -DTINYATTN_BUILT_FUSED_BLOCKS=0 \
     -I"$ROOT/lib/include" -I"$ROOT/ports" "$@" \
     $srcs "$prog" "$out.startup.o" \
     --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \

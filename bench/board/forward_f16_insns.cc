@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   tinyattn::OptionsF16 options;
   options.compute = std::strcmp(argv[1], "native") == 0 ? tinyattn::F16Compute::kNativeF16Products
                                                           : tinyattn::F16Compute::kWidenToF32;
-  options.port = std::strcmp(argv[2], "mve") == 0 ? tinyattn::Port::kMve : tinyattn::Port::kScalar;
+  options.port = board_port(argv[2]);
   const bool run = argv[3][0] == '1';
 
   fill(q.data(), q.size(), 1);

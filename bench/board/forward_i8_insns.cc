@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool is_small = std::strcmp(argv[1], "16") == 0;
-  const tinyattn::Port port = std::strcmp(argv[2], "mve") == 0 ? tinyattn::Port::kMve : tinyattn::Port::kScalar;
+  const tinyattn::Port port = board_port(argv[2]);
   const bool run = argv[3][0] == '1';
 
   fill(q.data(), q.size(), 1);

@@ -29,9 +29,6 @@ struct Shape {
 const Shape kShapes[] = {{8, 8, 16, 16},     {16, 16, 32, 32},   {64, 64, 64, 64},
                          {128, 128, 64, 64}, {256, 256, 64, 64}, {512, 512, 128, 128}};
 
-const tinyattn::Port kPorts[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                 tinyattn::Port::kMve};
-
 std::string machine_line() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -163,11 +160,11 @@ int main(int argc, char** argv) {
 
   // Forward attention: shape x implementation.
   std::vector<std::string> impls = {"triple loop", "Eigen 3.4", "oneDNN 2.6"};
-  for (tinyattn::Port p : kPorts)
+  for (tinyattn::Port p : tinyattn::kAllPorts)
     if (tinyattn::kernels_f32(p)) impls.push_back(port_label(p));
   // The ports that can use the larger workspace (tinyattn::Scratch), once more with it.
   std::vector<tinyattn::Port> transposing;
-  for (tinyattn::Port p : kPorts)
+  for (tinyattn::Port p : tinyattn::kAllPorts)
     if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p))
       if (k->scores_block_transposed) {
         transposing.push_back(p);
@@ -185,7 +182,7 @@ int main(int argc, char** argv) {
     runs.push_back(make_triple_loop(prob));
     runs.push_back(make_eigen(prob));
     runs.push_back(make_onednn(prob));
-    for (tinyattn::Port p : kPorts)
+    for (tinyattn::Port p : tinyattn::kAllPorts)
       if (tinyattn::kernels_f32(p)) runs.push_back(make_tinyattn(prob, p));
     for (tinyattn::Port p : transposing)
       runs.push_back(make_tinyattn(prob, p, {}, tinyattn::Scratch::kTransposedKeys));
@@ -301,7 +298,7 @@ int main(int argc, char** argv) {
     std::vector<Part> parts;
     parts.push_back({"Eigen 3.4 forward", make_eigen(prob)});
     parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
-    for (tinyattn::Port p : kPorts) {
+    for (tinyattn::Port p : tinyattn::kAllPorts) {
       std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
       if (!blocks) continue;
       parts.push_back({port_label(p) + " forward", make_tinyattn(prob, p)});
@@ -323,7 +320,7 @@ int main(int argc, char** argv) {
   std::ostringstream sm;
   sm << "\n### Softmax over one row (max, exp and sum, scale), fp32, ns per element\n\n| row length | libmvec expf";
   std::vector<const tinyattn::KernelsF32*> kernels;
-  for (tinyattn::Port p : kPorts)
+  for (tinyattn::Port p : tinyattn::kAllPorts)
     if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p)) {
       kernels.push_back(k);
       sm << " | " << port_label(p) << " | speed vs libmvec";
@@ -382,7 +379,7 @@ int main(int argc, char** argv) {
   sc << "|\n";
   for (size_t m = 64; m <= 8192; m *= 2) {
     sc << "| " << m;
-    for (tinyattn::Port p : kPorts) {
+    for (tinyattn::Port p : tinyattn::kAllPorts) {
       if (!tinyattn::kernels_f32(p)) continue;
       for (size_t n : {size_t{1}, size_t{64}}) {
         Problem prob(n, m, 64, 64);
@@ -424,7 +421,7 @@ int main(int argc, char** argv) {
   // Per port, the masks' samples alternate (as the forward table's): ratios
   // of runs measured one after another moved by 0.15 on this machine.
   std::vector<std::vector<double>> ratio;  // [port][mask]
-  for (tinyattn::Port p : kPorts) {
+  for (tinyattn::Port p : tinyattn::kAllPorts) {
     if (!tinyattn::kernels_f32(p)) continue;
     std::vector<std::unique_ptr<Forward>> runs;
     std::vector<Sampler> samplers;

@@ -37,22 +37,22 @@ for board in cortex-m4 cortex-m55; do
   mkdir -p "$out"
   sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R/ports/registry_i8.cc" "$R"/ports/backends/scalar/*.cc)
   defs=()
+  built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
   # The SIMD ports a board build compiles: Highway (static dispatch) on both,
   # Helium on the M55.
   # (the kernel files only: the boards use static dispatch, so no dispatch
   # runtime, and the folders' probe/test-hook programs are not the library)
   if [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
     sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
-    defs+=(-DTINYATTN_HAVE_HIGHWAY=1 -DTINYATTN_HAVE_HIGHWAY_I8=1)
+    built=$built,kHighway
+    # Highway's fused column in tinyattn/port_list.h is 1
+    defs+=(-DTINYATTN_BUILT_FUSED_BLOCKS=1)
   fi
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
-    sources+=("$R/ports/backends/mve/mve.cc")
-    defs+=(-DTINYATTN_HAVE_MVE=1)
-    if [ -f "$R/ports/backends/mve/mve_i8.cc" ]; then
-      sources+=("$R/ports/backends/mve/mve_i8.cc")
-      defs+=(-DTINYATTN_HAVE_MVE_I8=1)
-    fi
+    sources+=("$R/ports/backends/mve/mve.cc" "$R/ports/backends/mve/mve_i8.cc")
+    built=$built,kMve
   fi
+  defs+=(-DTINYATTN_PORTS_BUILT=$built)
   rc=0
   for src in "${sources[@]}"; do
     obj=$out/$(echo "${src#"$R"/}" | tr / _).o

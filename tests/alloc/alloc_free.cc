@@ -123,8 +123,8 @@ TA_CASE("alloc: forward() allocates nothing, for every port, mask kind and outpu
                         Mask::keep_bitmask(bits),
                         Mask::additive(bias),
                         combined};
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi)
     for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi)
       for (int outputs = 0; outputs < 3; ++outputs) {  // Y only; Y + A; Y + A + lse
@@ -150,8 +150,8 @@ TA_CASE("alloc: the tiled path (M > kKeyTile, no weights) allocates nothing") {
   TA_CHECK(tinyattn::forward_uses_tiles(d, false));
   const Mask masks[] = {Mask::none(), Mask::causal_bottom_right(), Mask::key_padding(270),
                         Mask::sliding_window(100, 0, tinyattn::Align::kBottomRight)};
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi)
     for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
       tinyattn::Options o;
@@ -171,8 +171,8 @@ TA_CASE("alloc: Attention<> and the error paths allocate nothing") {
   rng.fill_normal(g_q.data(), g_q.size());
   rng.fill_normal(g_k.data(), g_k.size());
   rng.fill_normal(g_v.data(), g_v.size());
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi) {
     tinyattn::Options o;
     o.port = ports[pi];

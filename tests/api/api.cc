@@ -101,8 +101,8 @@ TA_CASE("api: a static Attention<> gives bit-identical results to forward() for 
                         Mask::key_padding(5),
                         Mask::keep_bytes(keep),
                         Mask::additive(bias)};
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi) {
     for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
       tinyattn::Options o;

@@ -67,8 +67,8 @@ TA_CASE("alloc: backward() and the softmax row functions allocate nothing, every
                         Mask::key_padding(0), Mask::keep_bytes(keep),
                         Mask::keep_bitmask(bits), Mask::additive(bias),
                         combined};
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi)
     for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
       tinyattn::Options o;

@@ -39,9 +39,9 @@ constexpr BackwardMode kModes[] = {BackwardMode::kSavedWeights, BackwardMode::kR
 const char* mode_name(BackwardMode m) { return m == BackwardMode::kRecompute ? "recompute" : "saved"; }
 
 struct PortList {
-  Port ports[4];
+  Port ports[tatest::kMaxPorts];
   size_t n;
-  PortList() : n(ports_under_test(ports, 4)) {}
+  PortList() : n(ports_under_test(ports)) {}
 };
 
 // One backward problem in the arena: inputs, forward outputs, gradients and

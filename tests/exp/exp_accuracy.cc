@@ -56,9 +56,9 @@ uint32_t stride() {
 }
 
 struct Ports {
-  tinyattn::Port ports[4];
+  tinyattn::Port ports[tatest::kMaxPorts];
   size_t n;
-  Ports() : n(ports_under_test(ports, 4)) {}
+  Ports() : n(ports_under_test(ports)) {}
 };
 
 constexpr size_t kChunk = 1024;

@@ -45,9 +45,7 @@ void announce_environment() {
 #endif
   char line[256];
   size_t n = format(line, sizeof line, "tinyattn ports:");
-  const tinyattn::Port ports[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                  tinyattn::Port::kMve};
-  for (tinyattn::Port p : ports) {
+  for (tinyattn::Port p : tinyattn::kAllPorts) {
     const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p);
     if (k) n += format(line + n, sizeof line - n, " %s/%s", k->port, k->simd_target());
   }

@@ -230,8 +230,8 @@ TA_CASE("nonfinite table: fp32 and fp16 (each compute mode), every port, both al
 
 TA_CASE("nonfinite table: int8, every port, where the case is representable") {
   using namespace tinyattn;
-  tinyattn::Port ports[kMaxPathRuns];
-  const size_t np = ports_under_test(ports, kMaxPathRuns);
+  tinyattn::Port ports[kMaxPorts];
+  const size_t np = ports_under_test(ports);
   // Symmetric per-tensor scales of 1/16: the fp16-exact inputs of a few units
   // quantize to int8 without saturating; garbage values (NaN, inf) at masked
   // keys become the int8 extremes.

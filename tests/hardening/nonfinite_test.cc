@@ -32,9 +32,9 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 struct PortList {
-  Port ports[4];
+  Port ports[tatest::kMaxPorts];
   size_t n;
-  PortList() : n(ports_under_test(ports, 4)) {}
+  PortList() : n(ports_under_test(ports)) {}
 };
 
 // Both algorithms: with weights (whole row) and without (key tiles once M > kKeyTile).

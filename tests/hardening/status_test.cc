@@ -312,8 +312,8 @@ TA_CASE("status: the aliasing check covers the transposed keys where forward() u
   rng.fill_normal(k, d.k_elems());
   rng.fill_normal(v, d.v_elems());
   TA_CHECK((wide > minimal || !tinyattn::kTransposedKeysBuilt));
-  Port ports[4];
-  const size_t n = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t n = ports_under_test(ports);
   for (size_t pi = 0; pi < n; ++pi) {
     const bool transposes = tinyattn::kTransposedKeysBuilt && tinyattn::kernels_f32(ports[pi])->scores_block_transposed;
     Options o;
@@ -329,8 +329,11 @@ TA_CASE("status: the aliasing check covers the transposed keys where forward() u
 }
 
 TA_CASE("status: kPortUnavailable for ports not compiled in and unknown port values") {
-  const Port all[] = {Port::kScalar, Port::kHighway, Port::kXsimd, Port::kMve, static_cast<Port>(tinyattn::kPortCount),
-                      static_cast<Port>(200)};
+  Port all[tatest::kMaxPorts + 2];
+  size_t count = 0;
+  for (Port port : tinyattn::kAllPorts) all[count++] = port;
+  all[count++] = static_cast<Port>(tinyattn::kPortCount);
+  all[count++] = static_cast<Port>(200);
   size_t missing = 0;
   for (Port port : all) {
     const bool present = tinyattn::kernels_f32(port) != nullptr;

@@ -61,8 +61,8 @@ size_t full_blocks_of(const tinyattn::Dims& d) { return d.hq * (d.n / tinyattn::
 // returns how many ports that was.
 template <class Member, class F>
 size_t for_ports_with(Member tinyattn::KernelsF32::*member, F f) {
-  tinyattn::Port ports[4];
-  const size_t n = ports_under_test(ports, 4);
+  tinyattn::Port ports[tatest::kMaxPorts];
+  const size_t n = ports_under_test(ports);
   size_t with = 0;
   for (size_t pi = 0; pi < n; ++pi) {
     const tinyattn::KernelsF32& k = *tinyattn::kernels_f32(ports[pi]);

@@ -21,9 +21,9 @@ constexpr size_t kMaxLen = 70;
 constexpr int32_t kGuardValue = -777777;
 
 struct Ports {
-  Port ports[4];
+  Port ports[tatest::kMaxPorts];
   size_t n;
-  Ports() : n(ports_under_test(ports, 4)) {}
+  Ports() : n(ports_under_test(ports)) {}
 };
 
 Guarded<int32_t> guarded(size_t n) { return Guarded<int32_t>::make(n, kGuardValue); }

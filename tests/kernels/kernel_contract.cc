@@ -18,9 +18,9 @@ constexpr size_t kMaxLen = 70;
 constexpr float kGuardValue = -777.0f;
 
 struct Ports {
-  tinyattn::Port ports[4];
+  tinyattn::Port ports[tatest::kMaxPorts];
   size_t n;
-  Ports() : n(ports_under_test(ports, 4)) {}
+  Ports() : n(ports_under_test(ports)) {}
 };
 
 Guarded<float> guarded(size_t n) { return Guarded<float>::make(n, kGuardValue); }

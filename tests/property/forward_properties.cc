@@ -23,9 +23,9 @@ const Dims kShapes[] = {
 };
 
 struct PortList {
-  Port ports[4];
+  Port ports[tatest::kMaxPorts];
   size_t n;
-  PortList() : n(ports_under_test(ports, 4)) {}
+  PortList() : n(ports_under_test(ports)) {}
 };
 
 // Checks one port against the reference and against the seed's properties.

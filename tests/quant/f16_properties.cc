@@ -246,9 +246,9 @@ void check(const Dims& d, const Mask& mask, Port port, F16Compute mode, uint64_t
 }
 
 struct PortList {
-  Port ports[4];
+  Port ports[tatest::kMaxPorts];
   size_t n;
-  PortList() : n(ports_under_test(ports, 4)) {}
+  PortList() : n(ports_under_test(ports)) {}
 };
 
 const Dims kShapes[] = {{1, 1, 1, 1},     {1, 3, 7, 3},    {3, 7, 17, 5},          {7, 17, 33, 7},

@@ -63,8 +63,8 @@ TA_CASE("int8 golden: plans match the generator") {
 }
 
 TA_CASE("int8 golden: outputs and weights are byte-identical to the generator on every port") {
-  tinyattn::Port ports[4];
-  const size_t port_count = ports_under_test(ports, 4);
+  tinyattn::Port ports[tatest::kMaxPorts];
+  const size_t port_count = ports_under_test(ports);
   for (size_t pi = 0; pi < port_count; ++pi) {
     const tinyattn::Port port = ports[pi];
     const tinyattn::KernelsI8* kern = tinyattn::kernels_i8(port);

@@ -127,8 +127,8 @@ void expect_fail(const Corruption& c) {
 }  // namespace
 
 TA_CASE("selftest: passes on every compiled port") {
-  Port ports[4];
-  const size_t n = tatest::ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t n = tatest::ports_under_test(ports);
   TA_CHECK(n >= 1);
   for (size_t i = 0; i < n; ++i) {
     const char* name = tinyattn::port_name(ports[i]);
@@ -274,8 +274,7 @@ TA_CASE("selftest: argument errors") {
   KernelsF32 incomplete = scalar();
   incomplete.exp = nullptr;
   TA_CHECK(tinyattn::selftest_kernels(incomplete, &g_report) == Status::kNullPointer);
-  const Port all[] = {Port::kHighway, Port::kXsimd, Port::kMve};
-  for (Port p : all)
+  for (Port p : tinyattn::kAllPorts)
     if (!tinyattn::kernels_f32(p)) TA_CHECK(tinyattn::selftest(&g_report, p) == Status::kPortUnavailable);
 }
 

@@ -69,8 +69,8 @@ tinyattn::Status run_path(FloatPath path, Problem& p, tinyattn::Port port, const
 }
 
 size_t path_runs_under_test(PathRun* out, size_t cap) {
-  tinyattn::Port ports[kMaxPathRuns];
-  const size_t np = ports_under_test(ports, kMaxPathRuns);
+  tinyattn::Port ports[kMaxPorts];
+  const size_t np = ports_under_test(ports);
   size_t n = 0;
   for (size_t i = 0; i < np; ++i)
     for (FloatPath path : kFloatPaths)

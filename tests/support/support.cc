@@ -53,12 +53,10 @@ size_t Arena::used() { return g_used; }
 Arena::Scope::Scope() : mark(g_used) {}
 Arena::Scope::~Scope() { g_used = mark; }
 
-size_t ports_under_test(tinyattn::Port* out, size_t cap) {
-  const tinyattn::Port all[] = {tinyattn::Port::kScalar, tinyattn::Port::kHighway, tinyattn::Port::kXsimd,
-                                tinyattn::Port::kMve};
+size_t ports_under_test(tinyattn::Port (&out)[kMaxPorts]) {
   size_t n = 0;
-  for (tinyattn::Port p : all)
-    if (tinyattn::kernels_f32(p) && n < cap) out[n++] = p;
+  for (tinyattn::Port p : tinyattn::kAllPorts)
+    if (tinyattn::kernels_f32(p)) out[n++] = p;
   return n;
 }
 

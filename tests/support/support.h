@@ -66,8 +66,13 @@ struct Guarded {
   }
 };
 
-// The ports compiled into this build (scalar first). Returns the count.
-size_t ports_under_test(tinyattn::Port* out, size_t cap);
+// Room for every port of tinyattn/port_list.h.
+inline constexpr size_t kMaxPorts = sizeof tinyattn::kAllPorts / sizeof tinyattn::kAllPorts[0];
+
+// The ports compiled into this build that this CPU can run, in list order
+// (scalar first); `out` has room for all of them, so none is left out (the
+// "ports" suite checks that this is every compiled port). Returns the count.
+size_t ports_under_test(tinyattn::Port (&out)[kMaxPorts]);
 
 struct Result {
   bool ok = true;

@@ -63,8 +63,8 @@ bool same(const Job& j, const Outputs& a, const Outputs& b) {
 
 TA_CASE("threads: concurrent forward() calls give the single-thread results bit for bit") {
   Arena::Scope scope;
-  Port ports[4];
-  const size_t nports = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t nports = ports_under_test(ports);
   // The arena is not thread-safe: everything is allocated here, before the threads start.
   static Job jobs[kMaxJobs];
   size_t njobs = 0;

@@ -186,8 +186,8 @@ bool check_port(const ForwardVector& v, Port port, bool with_weights, Worst& wor
 }  // namespace
 
 TA_CASE("vectors: every port matches the generator's outputs within the stated tolerances") {
-  Port ports[4];
-  const size_t np = ports_under_test(ports, 4);
+  Port ports[tatest::kMaxPorts];
+  const size_t np = ports_under_test(ports);
   TA_CHECK(np >= 1);
   for (size_t pi = 0; pi < np; ++pi) {
     Worst worst;

@@ -38,13 +38,15 @@ constexpr int kExitUsage = 2;  // bad command line
 // Largest output (Y or weights) the tool will allocate.
 constexpr size_t kMaxOutputBytes = size_t{1} << 30;
 
+// "|scalar|highway|..." from the port list.
+#define TINYATTN_TOOL_PORT_NAME(e, name, fused, int8) "|" name
 const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
     "               [--mask M.npy] [--causal top-left|bottom-right] [--window L,R[,top-left|bottom-right]]\n"
     "               [--kv-len L] [--bias B.npy] [--scale S] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
-    "               [--port default|scalar|highway|xsimd|mve]\n"
+    "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
     "Tensors are .npy files: Q [Hq,]N,Dk  K [Hkv,]M,Dk  V [Hkv,]M,Dv: float32 or float16 for f32 and f16\n"
@@ -52,6 +54,7 @@ const char kUsage[] =
     "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
     "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
     "Y int8 and A uint16 Q0.15 probabilities (i8).\n";
+#undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
   std::fprintf(stderr, "tinyattn: error: %s\n", msg.c_str());
@@ -66,12 +69,13 @@ int usage_error(const std::string& msg) {
 void write_stdout(const char* text) { std::fputs(text, stdout); }
 
 bool parse_port(const std::string& s, tinyattn::Port* p) {
-  static const std::pair<const char*, tinyattn::Port> kPorts[] = {
-      {"default", tinyattn::Port::kDefault}, {"scalar", tinyattn::Port::kScalar}, {"highway", tinyattn::Port::kHighway},
-      {"xsimd", tinyattn::Port::kXsimd},     {"mve", tinyattn::Port::kMve}};
-  for (const auto& kv : kPorts)
-    if (s == kv.first) {
-      *p = kv.second;
+  if (s == tinyattn::port_name(tinyattn::Port::kDefault)) {
+    *p = tinyattn::Port::kDefault;
+    return true;
+  }
+  for (tinyattn::Port port : tinyattn::kAllPorts)
+    if (s == tinyattn::port_name(port)) {
+      *p = port;
       return true;
     }
   return false;

@@ -2,8 +2,8 @@
 //
 // A port supplies a small table of fp32 primitives; the driver owns shapes,
 // heads, masks, workspace and error handling. A new port fills this table
-// (start from ports/backends/scalar) and registers it in ports/registry.cc;
-// the agreement tests then pick it up on every target.
+// (start from ports/backends/template) and adds its line to
+// tinyattn/port_list.h; the agreement tests then pick it up on every target.
 //
 // Every primitive must handle any length >= 1 (tails included), must not
 // allocate, and must not read or write outside the ranges given.
@@ -11,17 +11,29 @@
 
 #include <cstddef>
 
+#include "tinyattn/port_list.h"
+
 namespace tinyattn {
 
+// kDefault, then the ports of tinyattn/port_list.h in its order (kScalar,
+// kHighway, kXsimd, kMve = Arm Helium, kTemplate = the example of
+// docs/ports.md, ...).
 enum class Port : unsigned char {
   kDefault = 0,  // the port chosen at build time (CMake TINYATTN_DEFAULT_PORT)
-  kScalar,
-  kHighway,
-  kXsimd,
-  kMve,          // Arm Helium (Cortex-M55)
+#define TINYATTN_PORT_ENUMERATOR(e, name, fused, int8) e,
+  TINYATTN_PORT_LIST(TINYATTN_PORT_ENUMERATOR)
+#undef TINYATTN_PORT_ENUMERATOR
 };
 
-inline constexpr int kPortCount = 5;
+// Every port but kDefault, compiled into this build or not.
+inline constexpr Port kAllPorts[] = {
+#define TINYATTN_PORT_VALUE(e, name, fused, int8) Port::e,
+    TINYATTN_PORT_LIST(TINYATTN_PORT_VALUE)
+#undef TINYATTN_PORT_VALUE
+};
+
+// The number of Port values, kDefault included.
+inline constexpr int kPortCount = 1 + static_cast<int>(sizeof kAllPorts / sizeof kAllPorts[0]);
 
 // Query rows the optional block primitives below take at once.
 inline constexpr size_t kBlockRows = 4;
@@ -29,7 +41,7 @@ inline constexpr size_t kBlockRows = 4;
 struct AttendBlock;  // the fused block's arguments (below)
 
 struct KernelsF32 {
-  const char* port = nullptr;  // "scalar", "highway", "xsimd", "mve"
+  const char* port = nullptr;  // port_name() of its port: "scalar", "highway", ...
 
   // The SIMD target this table executes right now ("AVX2", "NEON", "SVE_256",
   // "scalar", ...). Reported so a misconfigured build cannot pass as SIMD.
@@ -132,9 +144,13 @@ struct AttendBlock {
   size_t ldkt = 0;
 };
 
-// The kernel table of a port, or nullptr if that port is not compiled in.
-// kDefault resolves to the build's default port.
+// The kernel table of a port, or nullptr if that port is not compiled in
+// (or, for a port choosing its SIMD target at run time, if this CPU can run
+// none of the ones compiled). kDefault resolves to the build's default port.
 const KernelsF32* kernels_f32(Port port);
+
+// Whether the port is compiled into this build (kDefault: always).
+bool port_compiled(Port port);
 
 // "scalar", "highway", ... ("default" for kDefault). Never null.
 const char* port_name(Port port);

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "highway.h"
+#include "port.h"
 #include "tinyattn/exp.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -769,5 +770,10 @@ const KernelsF32& kernels_f32() { return *HWY_STATIC_DISPATCH(Table)(); }
 #endif
 
 }  // namespace highway
+
+template <>
+const KernelsF32* port_kernels_f32<Port::kHighway>() {
+  return &highway::kernels_f32();
+}
 }  // namespace tinyattn
 #endif  // HWY_ONCE

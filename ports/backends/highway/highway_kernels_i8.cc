@@ -18,6 +18,7 @@
 
 #include "backends/scalar/scalar.h"
 #include "highway.h"
+#include "port.h"
 #include "sdot_a64.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -427,5 +428,10 @@ const KernelsI8& kernels_i8() { return *HWY_STATIC_DISPATCH(TableI8)(); }
 #endif
 
 }  // namespace highway
+
+template <>
+const KernelsI8* port_kernels_i8<Port::kHighway>() {
+  return &highway::kernels_i8();
+}
 }  // namespace tinyattn
 #endif  // HWY_ONCE

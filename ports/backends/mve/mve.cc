@@ -7,6 +7,7 @@
 // (tinyattn/exp.h) step by step with the same coefficients, fused
 // multiply-adds where the algorithm multiplies and adds.
 #include "mve.h"
+#include "port.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 
@@ -343,6 +344,11 @@ constexpr KernelsF32 kKernels{"mve", simd_target, scores,    row_max,      exp_s
 const KernelsF32& kernels_f32() { return kKernels; }
 
 }  // namespace mve
+
+template <>
+const KernelsF32* port_kernels_f32<Port::kMve>() {
+  return &mve::kernels_f32();
+}
 }  // namespace tinyattn
 
 #endif  // __ARM_FEATURE_MVE & 2

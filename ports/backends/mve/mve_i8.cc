@@ -27,6 +27,7 @@
 // ranges is read or written (GCC 12 wraps every predicate of a predicated
 // loop in extra VMRS/VMSR moves).
 #include "mve.h"
+#include "port.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 
@@ -412,6 +413,11 @@ constexpr KernelsI8 kKernelsI8{"mve", simd_target, scores, exp_row, probabilitie
 const KernelsI8& kernels_i8() { return kKernelsI8; }
 
 }  // namespace mve
+
+template <>
+const KernelsI8* port_kernels_i8<Port::kMve>() {
+  return &mve::kernels_i8();
+}
 }  // namespace tinyattn
 
 #endif  // __ARM_FEATURE_MVE & 1

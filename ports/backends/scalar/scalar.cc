@@ -2,6 +2,7 @@
 // fallback where no SIMD port fits. It uses the same exp algorithm and
 // coefficients as the SIMD ports (tinyattn/exp.h), so all ports agree closely.
 #include "scalar.h"
+#include "port.h"
 
 #include <cmath>
 
@@ -137,4 +138,9 @@ constexpr KernelsF32 kKernels{"scalar",     simd_target, scores, row_max,      e
 const KernelsF32& kernels_f32() { return kKernels; }
 
 }  // namespace scalar
+
+template <>
+const KernelsF32* port_kernels_f32<Port::kScalar>() {
+  return &scalar::kernels_f32();
+}
 }  // namespace tinyattn

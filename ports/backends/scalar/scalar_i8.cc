@@ -1,6 +1,7 @@
 // The portable int8 kernels: the specification of quant.h written as plain
 // loops. Every other port's int8 table must return exactly these integers.
 #include "scalar.h"
+#include "port.h"
 
 #include <climits>
 
@@ -63,4 +64,9 @@ constexpr KernelsI8 kKernelsI8{"scalar", simd_target, scores, exp_row, probabili
 const KernelsI8& kernels_i8() { return kKernelsI8; }
 
 }  // namespace scalar
+
+template <>
+const KernelsI8* port_kernels_i8<Port::kScalar>() {
+  return &scalar::kernels_i8();
+}
 }  // namespace tinyattn

@@ -2,6 +2,7 @@
 // the CPU reports (xsimd::available_architectures), unless a test forced one.
 // Compiled with the baseline flags: it only asks the CPU, never runs kernels.
 #include "xsimd_port.h"
+#include "port.h"
 
 #include <atomic>
 
@@ -69,4 +70,10 @@ bool force_arch(const char* name) {
 }
 
 }  // namespace xsimd_port
+
+template <>
+const KernelsF32* port_kernels_f32<Port::kXsimd>() {
+  return xsimd_port::kernels_f32();
+}
+
 }  // namespace tinyattn
