@@ -23,7 +23,7 @@ board_build() {
     -Wall -Wextra -Werror -Wno-psabi \
     -DTINYATTN_HAVE_HIGHWAY=0 -DTINYATTN_HAVE_XSIMD=0 -DTINYATTN_HAVE_MVE=$mve \
     -DTINYATTN_HAVE_HIGHWAY_I8=0 -DTINYATTN_HAVE_MVE_I8=$mve -DTINYATTN_DEFAULT_PORT=kScalar \
-    -I"$ROOT/lib/include" -I"$ROOT/ports" "$@" \
+    -I"$ROOT/lib/include" -I"$ROOT/lib/contract/include" -I"$ROOT/ports" "$@" \
     $srcs "$prog" "$out.startup.o" \
     --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \
     -L"$ROOT/bench/board" -T"$ROOT/bench/board/$board.ld" -lm -o "$out"

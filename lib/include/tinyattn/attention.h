@@ -16,8 +16,8 @@
 #include <cstddef>
 #include <optional>
 
-#include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
+#include "tinyattn/port.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/status.h"
 
@@ -46,13 +46,16 @@ constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 // over the keys, no rescaling) -- measured faster for short rows.
 inline constexpr size_t kKeyTile = 256;
 
+// Query rows forward() carries through the softmax together: the ports' block
+// primitives take this many at once, and the workspace holds this many rows.
+inline constexpr size_t kBlockRows = 4;
+
 // Which algorithm forward() uses for these dims ("plain" or "tiled").
 constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
   return !with_weights && d.m > kKeyTile;
 }
 
-// Query rows forward() carries through the softmax together (the port's
-// block primitives, KernelsF32::scores_block): min(N, kBlockRows).
+// Query rows forward() carries through the softmax together: min(N, kBlockRows).
 constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d.n : kBlockRows; }
 
 // What a forward workspace holds beyond the minimum.

@@ -7,24 +7,18 @@
 //
 // Every primitive must handle any length >= 1 (tails included), must not
 // allocate, and must not read or write outside the ranges given.
+//
+// Not public API: this header lives in lib/contract/include (CMake target
+// tinyattn::contract, linked by lib/src, ports/ and the tests), outside the
+// umbrella header and the installed headers.
 #pragma once
 
 #include <cstddef>
 
+#include "tinyattn/attention.h"  // kBlockRows: query rows the block primitives below take at once
+#include "tinyattn/port.h"
+
 namespace tinyattn {
-
-enum class Port : unsigned char {
-  kDefault = 0,  // the port chosen at build time (CMake TINYATTN_DEFAULT_PORT)
-  kScalar,
-  kHighway,
-  kXsimd,
-  kMve,          // Arm Helium (Cortex-M55)
-};
-
-inline constexpr int kPortCount = 5;
-
-// Query rows the optional block primitives below take at once.
-inline constexpr size_t kBlockRows = 4;
 
 struct AttendBlock;  // the fused block's arguments (below)
 
@@ -42,7 +36,7 @@ struct KernelsF32 {
   // Maximum of x[0..n). Returns NaN if any element is NaN.
   float (*row_max)(const float* x, size_t n) = nullptr;
 
-  // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (lib/exp_poly.h
+  // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (tinyattn/exp.h
   // contract: <= kExpMaxUlp ULP on [-87.3, 0], exactly 0 below kExpFlushBelow,
   // NaN in -> NaN out). Returns the sum of the new x[j].
   float (*exp_shift_sum)(float* x, size_t n, float shift) = nullptr;
@@ -135,11 +129,5 @@ struct AttendBlock {
 // The kernel table of a port, or nullptr if that port is not compiled in.
 // kDefault resolves to the build's default port.
 const KernelsF32* kernels_f32(Port port);
-
-// "scalar", "highway", ... ("default" for kDefault). Never null.
-const char* port_name(Port port);
-
-// The port that kDefault resolves to in this build.
-Port default_port();
 
 }  // namespace tinyattn

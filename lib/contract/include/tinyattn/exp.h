@@ -11,6 +11,8 @@
 //              tests/exp/exp_accuracy.cc (full sweep opt-in, dense sample in CI)
 //   range      x < kExpFlushBelow -> exactly +0 (so masked logits give weight 0);
 //              x > kExpOverflowAbove -> +inf; NaN -> NaN
+//
+// Part of the port contract (lib/contract/include), not of the public API.
 #pragma once
 
 #include <cstdint>
