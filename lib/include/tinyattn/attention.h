@@ -12,7 +12,6 @@
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <optional>
 
@@ -139,9 +138,8 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
                const Options& options = {});
 
 // The scale forward() uses for these dims and options (1/sqrt(Dk) by default).
-inline float effective_scale(const Dims& d, const Options& o) {
-  return o.scale ? *o.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
-}
+// Defined in the library, so this header needs no <cmath>.
+float effective_scale(const Dims& d, const Options& o);
 
 // Compile-time shape, owning its workspace.
 //

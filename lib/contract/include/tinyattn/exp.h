@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace tinyattn {
 
@@ -67,7 +68,7 @@ inline float exp_poly(float x, const ExpCoefficients& c = kExpCoefficients) {
   const float rs = r * s;
   float e = rs * p + s;                      // s * (1 + r*p(r))
   if (x < c.flush_below) e = 0.0f;
-  if (x > c.overflow_above) e = __builtin_huge_valf();
+  if (x > c.overflow_above) e = std::numeric_limits<float>::infinity();
   return e;
 }
 
