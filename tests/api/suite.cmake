@@ -1,6 +1,7 @@
 # The public API: Attention<Shape<...>>, workspace sizes, status names.
 tinyattn_add_suite(api
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/api.cc ${CMAKE_CURRENT_LIST_DIR}/umbrella.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/api.cc ${CMAKE_CURRENT_LIST_DIR}/backward_example.cc
+          ${CMAKE_CURRENT_LIST_DIR}/umbrella.cc
   LABELS api)
 
 # Every public header compiles on its own (twice in one translation unit: its
@@ -19,11 +20,16 @@ foreach(_header IN LISTS _tinyattn_public_headers)
 endforeach()
 
 # The umbrella header includes every public header, and public headers use no
-# <cmath> and no compiler builtins.
+# <cmath> and no compiler builtins; backward.h's example is the code
+# backward_example.cc runs.
 add_test(NAME api_public_headers
          COMMAND ${CMAKE_COMMAND} -DDIR=${PROJECT_SOURCE_DIR}/lib/include/tinyattn
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_public_headers.cmake)
-set_tests_properties(api_public_headers PROPERTIES LABELS "api;docs")
+add_test(NAME api_backward_example
+         COMMAND ${CMAKE_COMMAND} -DHEADER=${PROJECT_SOURCE_DIR}/lib/include/tinyattn/backward.h
+                 -DSOURCE=${CMAKE_CURRENT_LIST_DIR}/backward_example.cc
+                 -P ${CMAKE_CURRENT_LIST_DIR}/check_header_example.cmake)
+set_tests_properties(api_public_headers api_backward_example PROPERTIES LABELS "api;docs")
 
 # Invalid compile-time shapes must fail static_assert with a readable message.
 # Each test compiles tests/api/compile_fail.cc (syntax only) with one case

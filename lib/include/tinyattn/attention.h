@@ -145,6 +145,7 @@ float effective_scale(const Dims& d, const Options& o);
 //
 //   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
 //   tinyattn::Status s = attn(q, k, v, y);                             // std::arrays
+//   s = attn(q, k, v, y, lse);  // also the per-row log-sum-exp (AttentionBackward's input)
 //
 // Attention<S, Scratch::kTransposedKeys> owns the larger workspace (Scratch).
 template <class S, Scratch kScratch = Scratch::kMinimal>
@@ -163,6 +164,14 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
+    return run(io, mask, options);
+  }
+
+  // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
+  // AttentionBackward<S> (kRecompute) takes instead of the weights.
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
+                    Weights* weights = nullptr, const Options& options = {}) {
+    ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
     return run(io, mask, options);
   }
 
