@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tinyattn/kernels.h"
 #include "tinyattn/tinyattn.h"
 
 namespace {

@@ -8,7 +8,7 @@ endif()
 find_package(Eigen3 3.4 QUIET NO_MODULE)
 
 add_executable(forward_bench ${CMAKE_CURRENT_LIST_DIR}/forward_bench.cc)
-target_link_libraries(forward_bench PRIVATE tinyattn::tinyattn benchmark::benchmark)
+target_link_libraries(forward_bench PRIVATE tinyattn::tinyattn tinyattn::contract benchmark::benchmark)
 if(Eigen3_FOUND)
   target_link_libraries(forward_bench PRIVATE Eigen3::Eigen)
   target_compile_definitions(forward_bench PRIVATE TINYATTN_BENCH_EIGEN=1)

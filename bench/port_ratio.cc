@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "tinyattn/attention.h"
+#include "tinyattn/kernels.h"
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <random>
 
+#include "tinyattn/kernels.h"
 #include "tinyattn/softmax.h"
 
 namespace {

@@ -3,7 +3,7 @@
 # the study's result: scaled p(1-p) stays roughly constant across dk while the
 # unscaled one falls.
 add_executable(saturation ${CMAKE_CURRENT_LIST_DIR}/saturation.cc)
-target_link_libraries(saturation PRIVATE tinyattn::tinyattn)
+target_link_libraries(saturation PRIVATE tinyattn::tinyattn tinyattn::contract)
 tinyattn_warnings(saturation)
 
 if(TINYATTN_BUILD_TESTS)

@@ -1,5 +1,5 @@
-# Helpers for the hardening stages (scripts/stages/50-sanitizers.sh,
-# 60-fuzz.sh, 70-static-analysis.sh, 80-stack.sh). Sourced, not executed.
+# Helpers for the hardening stages (scripts/stages/55-sanitizers.sh,
+# 65-fuzz.sh, 70-static-analysis.sh, 80-stack.sh). Sourced, not executed.
 # Uses scripts/lib.sh (the stage interface) when present; otherwise defines
 # the few functions the stages need, with the same row format:
 #   target  port  simd  passed  failed  ignored  size  wall_s  status

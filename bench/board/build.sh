@@ -26,7 +26,7 @@ board_build() {
   arm-none-eabi-g++ $cpu $opt -std=c++17 -fno-exceptions -fno-rtti -ffunction-sections -fdata-sections \
     -Wall -Wextra -Werror -Wno-psabi \
     -DTINYATTN_PORTS_BUILT=$built -DTINYATTN_DEFAULT_PORT=kScalar -DTINYATTN_BUILT_FUSED_BLOCKS=0 \
-    -I"$ROOT/lib/include" -I"$ROOT/ports" "$@" \
+    -I"$ROOT/lib/include" -I"$ROOT/lib/contract/include" -I"$ROOT/ports" "$@" \
     $srcs "$prog" "$out.startup.o" \
     --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \
     -L"$ROOT/bench/board" -T"$ROOT/bench/board/$board.ld" -lm -o "$out"

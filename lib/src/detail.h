@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "tinyattn/attention.h"
+#include "tinyattn/kernels.h"
 
 // Keeps a function's frame out of its caller's: where a driver picks one of
 // several block routines, the stack then costs the deepest of them, not

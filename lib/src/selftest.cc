@@ -11,7 +11,7 @@
 
 #include "detail.h"
 #include "selftest_vectors.h"
-#include "tinyattn/selftest.h"
+#include "tinyattn/selftest_kernels.h"
 
 namespace tinyattn {
 

@@ -196,7 +196,7 @@ inline constexpr double kExpY[32] = {
     0x1.ffffde7211d98p-1, 0x1p+0,
 };
 
-// kExpCoefficients (lib/include/tinyattn/exp.h) as IEEE-754 bit patterns.
+// kExpCoefficients (lib/contract/include/tinyattn/exp.h) as IEEE-754 bit patterns.
 inline constexpr uint32_t kExpCoefficientBits[11] = {
     0x3FB8AA3Bu, 0x4B40007Fu, 0xBF317200u, 0xB5BFBE8Eu,
     0x3AB511E3u, 0x3C091D11u, 0x3D2AAC7Au, 0x3E2AAA49u,

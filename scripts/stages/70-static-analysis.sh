@@ -74,7 +74,7 @@ t=$(ta_now)
 rc=0
 (cd "$R" && cppcheck --enable=warning,style,performance,portability --std=c++17 --language=c++ --inline-suppr \
    --suppressions-list=scripts/cppcheck-suppressions.txt --error-exitcode=1 -q \
-   -I lib/include -I lib/ref/include -I ports lib/src lib/ref ports) > "$dir/cppcheck.log" 2>&1 || rc=1
+   -I lib/include -I lib/contract/include -I lib/ref/include -I ports lib/src lib/ref ports) > "$dir/cppcheck.log" 2>&1 || rc=1
 row "cppcheck (lib, ports)" "$rc" "$t" "$dir/cppcheck.log"
 
 exit "$fail"

@@ -58,7 +58,7 @@ for board in cortex-m4 cortex-m55; do
     obj=$out/$(echo "${src#"$R"/}" | tr / _).o
     # shellcheck disable=SC2086
     arm-none-eabi-g++ -std=c++17 -O3 -DNDEBUG $cpu -fno-exceptions -fno-rtti -ffunction-sections \
-      -fstack-usage -fcallgraph-info=su "${defs[@]}" -I"$R/lib/include" -I"$R/ports" -isystem "$dir/include" \
+      -fstack-usage -fcallgraph-info=su "${defs[@]}" -I"$R/lib/include" -I"$R/lib/contract/include" -I"$R/ports" -isystem "$dir/include" \
       -c "$src" -o "$obj" >> "$out/compile.log" 2>&1 || { rc=1; echo "FAILED: $src" >> "$out/compile.log"; }
   done
   if [ "$rc" -eq 0 ]; then

@@ -1,6 +1,6 @@
 // libFuzzer target for the .npy reader of the host tool (tools/tool/npy.cc).
 // Built by tests/fuzz/suite.cmake: npy_fuzz (TINYATTN_FUZZ=ON, clang; run by
-// scripts/stages/60-fuzz.sh) and npy_fuzz_replay (every host build, ctest
+// scripts/stages/65-fuzz.sh) and npy_fuzz_replay (every host build, ctest
 // replays tests/fuzz/corpus/npy/). By hand:
 //   build-fuzz/tests/npy_fuzz -max_total_time=60 -rss_limit_mb=512 tests/fuzz/corpus/npy
 // The reader must never crash, read out of bounds, or allocate more than the

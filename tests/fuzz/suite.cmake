@@ -3,7 +3,7 @@
 #    (corpus/<name>/) and the regression inputs (regressions/<name>/, one file
 #    per crash ever found) under ctest, with any compiler;
 #  * TINYATTN_FUZZ=ON (clang): <name>_fuzz, the libFuzzer binary that
-#    scripts/stages/60-fuzz.sh runs for a bounded time.
+#    scripts/stages/65-fuzz.sh runs for a bounded time.
 if(NOT TINYATTN_BAREMETAL)
   set(_fuzz_dir ${CMAKE_CURRENT_LIST_DIR})
   # name -> libraries; a target joins once the code it fuzzes is in the tree.

@@ -6,7 +6,7 @@
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/backward.h"
-#include "tinyattn/selftest.h"
+#include "tinyattn/selftest_kernels.h"
 #include "tinyattn/softmax.h"
 
 using tinyattn::BackwardIo;

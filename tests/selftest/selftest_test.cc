@@ -5,7 +5,7 @@
 
 #include "support.h"
 #include "tatest.h"
-#include "tinyattn/selftest.h"
+#include "tinyattn/selftest_kernels.h"
 
 using tinyattn::KernelsF32;
 using tinyattn::Port;

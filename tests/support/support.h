@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "tinyattn/attention.h"
+#include "tinyattn/kernels.h"  // the ports under test are kernel tables (tinyattn::contract)
 
 namespace tatest {
 

@@ -1,5 +1,5 @@
 # Re-entrancy: forward() from several threads at once (hosted targets only;
-# scripts/stages/50-sanitizers.sh also runs it under ThreadSanitizer).
+# scripts/stages/55-sanitizers.sh also runs it under ThreadSanitizer).
 if(NOT TINYATTN_BAREMETAL)
   find_package(Threads REQUIRED)
   tinyattn_add_suite(threads

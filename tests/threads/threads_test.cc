@@ -1,7 +1,7 @@
 // forward() is re-entrant: several threads run it at once, each with its own
 // workspace and outputs over shared read-only inputs, and every result is
 // bit-identical to the same call made alone. Under ThreadSanitizer
-// (scripts/stages/50-sanitizers.sh) any hidden mutable global in lib/ or
+// (scripts/stages/55-sanitizers.sh) any hidden mutable global in lib/ or
 // ports/ -- a lazily set dispatch table, a static scratch buffer -- is a
 // reported race.
 #include <atomic>

@@ -6,7 +6,7 @@ straight from the definitions (softmax(scale * Q K^T + mask) V), independently
 of the C++ reference, with exactly rounded dot products and sums (math.fsum)
 and exp/log computed in software (decimal), so the header is byte-identical on every machine
 (see attention()). The exp coefficient bit patterns are read from
-lib/include/tinyattn/exp.h so the self-test can detect a corrupted table.
+lib/contract/include/tinyattn/exp.h so the self-test can detect a corrupted table.
 
     /usr/bin/python3 tools/gen/selftest_vectors.py           # rewrite the header
     /usr/bin/python3 tools/gen/selftest_vectors.py --check   # fail if it differs
@@ -26,7 +26,7 @@ from exact_math import dot, exp, log  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "lib" / "src" / "selftest_vectors.h"
-EXP_H = ROOT / "lib" / "include" / "tinyattn" / "exp.h"
+EXP_H = ROOT / "lib" / "contract" / "include" / "tinyattn" / "exp.h"
 
 # Odd sizes on purpose: Dk = 17 leaves a tail on every vector width from 4 to
 # 16 lanes; N < M makes the two causal alignments differ.
@@ -234,7 +234,7 @@ def generate():
     out.append(f"inline constexpr float kExpectedLse[{lse_all.size}] = {{\n{fmt_list([f32(x) for x in lse_all], 4)}\n}};\n")
     out.append(f"inline constexpr float kExpX[{exp_x.size}] = {{\n{fmt_list([f32(x) for x in exp_x], 4)}\n}};")
     out.append(f"inline constexpr double kExpY[{exp_y.size}] = {{\n{fmt_list([hexf(x, '') for x in exp_y], 3)}\n}};\n")
-    out.append("// kExpCoefficients (lib/include/tinyattn/exp.h) as IEEE-754 bit patterns.")
+    out.append("// kExpCoefficients (lib/contract/include/tinyattn/exp.h) as IEEE-754 bit patterns.")
     out.append(f"inline constexpr uint32_t kExpCoefficientBits[{len(coeff_bits)}] = {{\n"
                f"{fmt_list([f'0x{b:08X}u' for b in coeff_bits], 4)}\n}};\n")
     out.append("// CRC-32 (IEEE, reflected) of every array above, little-endian, in declaration order.")

@@ -12,12 +12,11 @@
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <optional>
 
-#include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
+#include "tinyattn/port.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/status.h"
 
@@ -46,13 +45,16 @@ constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 // over the keys, no rescaling) -- measured faster for short rows.
 inline constexpr size_t kKeyTile = 256;
 
+// Query rows forward() carries through the softmax together: the ports' block
+// primitives take this many at once, and the workspace holds this many rows.
+inline constexpr size_t kBlockRows = 4;
+
 // Which algorithm forward() uses for these dims ("plain" or "tiled").
 constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
   return !with_weights && d.m > kKeyTile;
 }
 
-// Query rows forward() carries through the softmax together (the port's
-// block primitives, KernelsF32::scores_block): min(N, kBlockRows).
+// Query rows forward() carries through the softmax together: min(N, kBlockRows).
 constexpr size_t forward_block_rows(const Dims& d) { return d.n < kBlockRows ? d.n : kBlockRows; }
 
 // What a forward workspace holds beyond the minimum.
@@ -144,14 +146,14 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
                const Options& options = {});
 
 // The scale forward() uses for these dims and options (1/sqrt(Dk) by default).
-inline float effective_scale(const Dims& d, const Options& o) {
-  return o.scale ? *o.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
-}
+// Defined in the library, so this header needs no <cmath>.
+float effective_scale(const Dims& d, const Options& o);
 
 // Compile-time shape, owning its workspace.
 //
 //   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
 //   tinyattn::Status s = attn(q, k, v, y);                             // std::arrays
+//   s = attn(q, k, v, y, lse);  // also the per-row log-sum-exp (AttentionBackward's input)
 //
 // Attention<S, Scratch::kTransposedKeys> owns the larger workspace (Scratch).
 template <class S, Scratch kScratch = Scratch::kMinimal>
@@ -170,6 +172,14 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
+    return run(io, mask, options);
+  }
+
+  // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
+  // AttentionBackward<S> (kRecompute) takes instead of the weights.
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
+                    Weights* weights = nullptr, const Options& options = {}) {
+    ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
     return run(io, mask, options);
   }
 

@@ -83,9 +83,11 @@ Status backward(const Dims& dims, BackwardMode mode, const BackwardIo& io, Works
 // Compile-time shape, owning its workspace.
 //
 //   static tinyattn::Attention<S> attn;
-//   static tinyattn::AttentionBackward<S> grad;       // kRecompute by default
-//   attn.run({q, k, v, y, nullptr, lse});             // forward, keeping lse
-//   grad(q, k, v, dy, lse, dq, dk, dv);               // RAM: sizeof(grad)
+//   static tinyattn::AttentionBackward<S> grad;  // kRecompute by default
+//   attn(q, k, v, y, lse);                       // forward, keeping lse
+//   grad(q, k, v, dy, lse, dq, dk, dv);          // RAM: sizeof(grad)
+//
+// (tests/api/backward_example.cc compiles and runs these lines.)
 template <class S, BackwardMode Mode = BackwardMode::kRecompute>
 class AttentionBackward {
  public:

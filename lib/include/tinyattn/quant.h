@@ -32,7 +32,7 @@
 #include <optional>
 
 #include "tinyattn/attention.h"
-#include "tinyattn/kernels.h"
+#include "tinyattn/port.h"
 #include "tinyattn/mask.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/status.h"

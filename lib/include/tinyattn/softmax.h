@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "tinyattn/kernels.h"
+#include "tinyattn/port.h"
 #include "tinyattn/status.h"
 
 namespace tinyattn {

@@ -1,15 +1,18 @@
 // tinyattn: fixed-size, allocation-free scaled dot-product attention.
-// One include for the whole public API.
+// One include for the whole public API: every header of lib/include/tinyattn
+// (tests/api checks that none is missing). The port contract (kernel tables,
+// the exp coefficients) is not public and lives in lib/contract/include.
 #pragma once
 
 #include "tinyattn/attention.h"
 #include "tinyattn/backward.h"
-#include "tinyattn/exp.h"
 #include "tinyattn/forward_f16.h"
 #include "tinyattn/half.h"
-#include "tinyattn/kernels.h"
 #include "tinyattn/mask.h"
+#include "tinyattn/port.h"
+#include "tinyattn/port_list.h"
 #include "tinyattn/quant.h"
+#include "tinyattn/selftest.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/softmax.h"
 #include "tinyattn/status.h"

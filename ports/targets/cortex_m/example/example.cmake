@@ -2,7 +2,8 @@
 # board's example/CMakeLists.txt) and runs it under QEMU as a test.
 # It links the library with the board glue only: no test framework.
 add_executable(firmware_example ${CMAKE_CURRENT_LIST_DIR}/firmware.cc)
-target_link_libraries(firmware_example PRIVATE tinyattn::tinyattn)
+# tinyattn::contract: the example prints the SIMD target its port runs.
+target_link_libraries(firmware_example PRIVATE tinyattn::tinyattn tinyattn::contract)
 tinyattn_strict(firmware_example)
 tinyattn_board_executable(firmware_example)
 

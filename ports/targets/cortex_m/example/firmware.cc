@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "board.h"
+#include "tinyattn/kernels.h"  // the port contract: which SIMD target a port runs
 #include "tinyattn/tinyattn.h"
 
 #ifndef TINYATTN_EXAMPLE_SELFTEST

@@ -15,10 +15,13 @@
 //              opt-in, dense sample in CI)
 //   range      x < kExpFlushBelow -> exactly +0 (so masked logits give weight 0);
 //              x > kExpOverflowAbove -> +inf; NaN -> NaN
+//
+// Part of the port contract (lib/contract/include), not of the public API.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace tinyattn {
 
@@ -70,7 +73,7 @@ inline float exp_poly(float x, const ExpCoefficients& c = kExpCoefficients) {
   const float u = (r * r) * q + r;           // expm1(r)
   float e = s * u + s;                       // s * (1 + u); s * u is exact
   if (x < c.flush_below) e = 0.0f;
-  if (x > c.overflow_above) e = __builtin_huge_valf();
+  if (x > c.overflow_above) e = std::numeric_limits<float>::infinity();
   return e;
 }
 

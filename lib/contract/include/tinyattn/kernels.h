@@ -7,36 +7,18 @@
 //
 // Every primitive must handle any length >= 1 (tails included), must not
 // allocate, and must not read or write outside the ranges given.
+//
+// Not public API: this header lives in lib/contract/include (CMake target
+// tinyattn::contract, linked by lib/src, ports/ and the tests), outside the
+// umbrella header and the installed headers.
 #pragma once
 
 #include <cstddef>
 
-#include "tinyattn/port_list.h"
+#include "tinyattn/attention.h"  // kBlockRows: query rows the block primitives below take at once
+#include "tinyattn/port.h"
 
 namespace tinyattn {
-
-// kDefault, then the ports of tinyattn/port_list.h in its order (kScalar,
-// kHighway, kXsimd, kMve = Arm Helium, kTemplate = the example of
-// docs/ports.md, ...).
-enum class Port : unsigned char {
-  kDefault = 0,  // the port chosen at build time (CMake TINYATTN_DEFAULT_PORT)
-#define TINYATTN_PORT_ENUMERATOR(e, name, fused, int8) e,
-  TINYATTN_PORT_LIST(TINYATTN_PORT_ENUMERATOR)
-#undef TINYATTN_PORT_ENUMERATOR
-};
-
-// Every port but kDefault, compiled into this build or not.
-inline constexpr Port kAllPorts[] = {
-#define TINYATTN_PORT_VALUE(e, name, fused, int8) Port::e,
-    TINYATTN_PORT_LIST(TINYATTN_PORT_VALUE)
-#undef TINYATTN_PORT_VALUE
-};
-
-// The number of Port values, kDefault included.
-inline constexpr int kPortCount = 1 + static_cast<int>(sizeof kAllPorts / sizeof kAllPorts[0]);
-
-// Query rows the optional block primitives below take at once.
-inline constexpr size_t kBlockRows = 4;
 
 struct AttendBlock;  // the fused block's arguments (below)
 
@@ -54,7 +36,7 @@ struct KernelsF32 {
   // Maximum of x[0..n). Returns NaN if any element is NaN.
   float (*row_max)(const float* x, size_t n) = nullptr;
 
-  // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (lib/exp_poly.h
+  // x[j] = exp(x[j] - shift) for j < n, using tinyattn's exp (tinyattn/exp.h
   // contract: <= kExpMaxUlp ULP on [-87.3, 0], exactly 0 below kExpFlushBelow,
   // NaN in -> NaN out). Returns the sum of the new x[j].
   float (*exp_shift_sum)(float* x, size_t n, float shift) = nullptr;
@@ -148,14 +130,5 @@ struct AttendBlock {
 // (or, for a port choosing its SIMD target at run time, if this CPU can run
 // none of the ones compiled). kDefault resolves to the build's default port.
 const KernelsF32* kernels_f32(Port port);
-
-// Whether the port is compiled into this build (kDefault: always).
-bool port_compiled(Port port);
-
-// "scalar", "highway", ... ("default" for kDefault). Never null.
-const char* port_name(Port port);
-
-// The port that kDefault resolves to in this build.
-Port default_port();
 
 }  // namespace tinyattn

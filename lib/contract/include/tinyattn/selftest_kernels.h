@@ -1,0 +1,53 @@
+// The self-test against an explicit kernel table, vectors and exp
+// coefficients: how tests prove that a corrupted kernel (wrong exp coefficient,
+// dropped scale, ...) or a flipped bit in the stored vectors is reported.
+// Part of the port contract (lib/contract/include), not of the public API:
+// firmware calls selftest() (tinyattn/selftest.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tinyattn/exp.h"
+#include "tinyattn/kernels.h"
+#include "tinyattn/selftest.h"
+#include "tinyattn/status.h"
+
+namespace tinyattn {
+
+// The same checks against an explicit kernel table: how tests prove that a
+// corrupted kernel (wrong exp coefficient, dropped scale, ...) is caught.
+Status selftest_kernels(const KernelsF32& kernels, SelftestReport* report, WriteFn write = nullptr,
+                        SelftestFormat format = SelftestFormat::kUnity);
+
+// The constant data the checks compare against. Inputs are int8 multiples of
+// `input_scale` (exact in fp32, a quarter of the flash of floats); a bias of
+// -128 stands for -inf. Exposed so a test can hand the self-test a modified
+// copy and see the corruption reported.
+struct SelftestVectors {
+  const int8_t* q;                // [hq][n][dk]
+  const int8_t* k;                // [hkv][m][dk]
+  const int8_t* v;                // [hkv][m][dv]
+  const uint8_t* keep_bits;       // [n][ceil(m/8)]
+  const int8_t* bias;             // [n][m]
+  const float* expected_y;        // every case's Y, concatenated
+  const float* expected_lse;      // every case's log-sum-exp, concatenated
+  size_t expected_y_count;
+  size_t expected_lse_count;
+  const float* exp_x;             // exp spot-check inputs
+  const double* exp_y;            // exp(x) in double
+  size_t exp_count;
+  const uint32_t* exp_coefficient_bits;  // kExpCoefficients as IEEE bit patterns
+  uint32_t crc32;                 // CRC-32 of everything above, in this order
+};
+
+// The vectors compiled into the library.
+const SelftestVectors& selftest_vectors();
+
+// Runs every check with explicit data: selftest_kernels() is
+// selftest_with(kernels, selftest_vectors(), kExpCoefficients, ...).
+Status selftest_with(const KernelsF32& kernels, const SelftestVectors& vectors,
+                     const ExpCoefficients& coefficients, SelftestReport* report, WriteFn write = nullptr,
+                     SelftestFormat format = SelftestFormat::kUnity);
+
+}  // namespace tinyattn

@@ -1,0 +1,26 @@
+# cmake -P: every line of HEADER's example block (the comment lines indented
+# "//   " that follow "// Compile-time shape, owning its workspace.") must
+# appear in SOURCE, the test that compiles and runs it, so the header shows
+# code that builds.
+file(STRINGS "${HEADER}" lines)
+file(READ "${SOURCE}" source)
+set(in_block OFF)
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "// Compile-time shape, owning its workspace.")
+    set(in_block ON)
+  elseif(in_block AND line MATCHES "^//   (.+)$")
+    string(STRIP "${CMAKE_MATCH_1}" code)
+    string(FIND "${source}" "${code}" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "${HEADER}: example line not in ${SOURCE}:\n  ${code}")
+    endif()
+    math(EXPR count "${count} + 1")
+  elseif(in_block AND NOT line STREQUAL "//")
+    break()
+  endif()
+endforeach()
+if(count EQUAL 0)
+  message(FATAL_ERROR "${HEADER}: no example block")
+endif()
+message(STATUS "${count} example lines of ${HEADER} are in ${SOURCE}")
