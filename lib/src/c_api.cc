@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "tinyattn/attention.h"
@@ -58,6 +59,7 @@ TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_UNITY, SelftestFormat::kUnity);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_TABLE, SelftestFormat::kTable);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_BOTH, SelftestFormat::kBoth);
 #undef TINYATTN_SAME_VALUE
+static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4, "the *_MAX_ enumerators fix 32 bits");
 
 // The header's constants and the C++ ones.
 static_assert(TINYATTN_MAX_DIM == kMaxDim, "kMaxDim");
@@ -142,15 +144,24 @@ Options to_cxx(const tinyattn_options* c) {
   return o;
 }
 
-// Enum values from C are unchecked integers: out-of-range ones must not
-// reach a C++ switch as an invalid enumerator.
-bool causal_ok(const tinyattn_mask* c) {
-  return !c || ((c->causal == TINYATTN_CAUSAL_NONE || c->causal == TINYATTN_CAUSAL_TOP_LEFT ||
-                 c->causal == TINYATTN_CAUSAL_BOTTOM_RIGHT) &&
-                (c->window_align == TINYATTN_ALIGN_TOP_LEFT || c->window_align == TINYATTN_ALIGN_BOTTOM_RIGHT));
+// Enum fields from C may hold any integer: read as int32_t (the enums are
+// 32 bits, asserted above) and checked before any becomes a C++ enumerator.
+template <class E>
+int32_t raw(const E& e) {
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+bool mask_enums_ok(const tinyattn_mask* c) {
+  if (!c) return true;
+  const int32_t causal = raw(c->causal), align = raw(c->window_align);
+  return causal >= TINYATTN_CAUSAL_NONE && causal <= TINYATTN_CAUSAL_BOTTOM_RIGHT &&
+         align >= TINYATTN_ALIGN_TOP_LEFT && align <= TINYATTN_ALIGN_BOTTOM_RIGHT;
 }
 bool port_ok(tinyattn_port p) { return static_cast<unsigned>(p) < static_cast<unsigned>(TINYATTN_PORT_COUNT); }
-bool options_ok(const tinyattn_options* c) { return !c || port_ok(c->port); }
+bool options_ok(const tinyattn_options* c) {
+  return !c || (raw(c->port) >= 0 && raw(c->port) < TINYATTN_PORT_COUNT);
+}
 
 tinyattn_status to_c(Status s) { return static_cast<tinyattn_status>(s); }
 
@@ -195,7 +206,7 @@ tinyattn_status tinyattn_forward(const tinyattn_dims* dims, const tinyattn_forwa
                                  size_t workspace_bytes, const tinyattn_mask* mask,
                                  const tinyattn_options* options) {
   if (!dims || !io) return TINYATTN_NULL_POINTER;
-  if (!causal_ok(mask)) return TINYATTN_BAD_MASK;
+  if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
   if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
   const ForwardIo cio{io->q, io->k, io->v, io->y, io->weights, io->lse};
   return to_c(forward(to_cxx(*dims), cio, Workspace{workspace, workspace_bytes}, to_cxx(mask), to_cxx(options)));
@@ -209,10 +220,10 @@ tinyattn_status tinyattn_forward_f16(const tinyattn_dims* dims, const tinyattn_f
                                      size_t workspace_bytes, const tinyattn_mask* mask,
                                      const tinyattn_options_f16* options) {
   if (!dims || !io) return TINYATTN_NULL_POINTER;
-  if (!causal_ok(mask)) return TINYATTN_BAD_MASK;
+  if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
   if (options && !options_ok(&options->options)) return TINYATTN_PORT_UNAVAILABLE;
-  if (options && options->compute != TINYATTN_F16_WIDEN_TO_F32 &&
-      options->compute != TINYATTN_F16_NATIVE_F16_PRODUCTS)
+  if (options && raw(options->compute) != TINYATTN_F16_WIDEN_TO_F32 &&
+      raw(options->compute) != TINYATTN_F16_NATIVE_F16_PRODUCTS)
     return TINYATTN_UNSUPPORTED;
   OptionsF16 o(to_cxx(options ? &options->options : nullptr));
   if (options) o.compute = static_cast<F16Compute>(options->compute);
@@ -258,7 +269,7 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
                                     size_t workspace_bytes, const tinyattn_mask* mask,
                                     const tinyattn_options* options) {
   if (!dims || !io) return TINYATTN_NULL_POINTER;
-  if (!causal_ok(mask)) return TINYATTN_BAD_MASK;
+  if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
   if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
   ForwardIoI8 cio;
   cio.q = io->q;
@@ -283,7 +294,7 @@ tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_m
                                   const tinyattn_mask* mask, const tinyattn_options* options) {
   if (!dims || !io) return TINYATTN_NULL_POINTER;
   if (mode != TINYATTN_BACKWARD_SAVED_WEIGHTS && mode != TINYATTN_BACKWARD_RECOMPUTE) return TINYATTN_UNSUPPORTED;
-  if (!causal_ok(mask)) return TINYATTN_BAD_MASK;
+  if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
   if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
   BackwardIo cio;
   cio.q = io->q;

@@ -446,6 +446,9 @@ static void test_selftest(void) {
   CHECK_STATUS(tinyattn_selftest(NULL, TINYATTN_PORT_DEFAULT, NULL, TINYATTN_SELFTEST_NONE), TINYATTN_NULL_POINTER);
   CHECK_STATUS(tinyattn_selftest(&report, (tinyattn_port)TINYATTN_PORT_COUNT, NULL, TINYATTN_SELFTEST_NONE),
                TINYATTN_PORT_UNAVAILABLE);
+  CHECK_STATUS(tinyattn_selftest(&report, (tinyattn_port)-1, NULL, TINYATTN_SELFTEST_NONE), TINYATTN_PORT_UNAVAILABLE);
+  CHECK_STATUS(tinyattn_selftest(&report, TINYATTN_PORT_DEFAULT, NULL, (tinyattn_selftest_format)9),
+               TINYATTN_UNSUPPORTED);
 }
 
 /* ---- workspace macros -------------------------------------------------- */
@@ -552,7 +555,10 @@ static void test_fault_statuses(void) {
   mask.keep_bits = (const uint8_t*)ws;
   CHECK_STATUS(tinyattn_forward(&d, &io, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
   memset(&mask, 0, sizeof mask);
-  mask.causal = (tinyattn_causal)3;
+  mask.causal = (tinyattn_causal)7;
+  CHECK_STATUS(tinyattn_forward(&d, &io, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
+  memset(&mask, 0, sizeof mask);
+  mask.window_align = (tinyattn_align)-1;
   CHECK_STATUS(tinyattn_forward(&d, &io, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
   opt.use_scale = 1;
   opt.scale = NAN;
@@ -571,7 +577,7 @@ static void test_fault_statuses(void) {
 
   CHECK_STATUS(tinyattn_forward_f16(&d, NULL, ws, sizeof ws, NULL, NULL), TINYATTN_NULL_POINTER);
   CHECK_STATUS(tinyattn_forward_f16(&d, &io16, ws, sizeof ws, NULL, NULL), TINYATTN_NULL_POINTER);
-  opt16.compute = (tinyattn_f16_compute)2;
+  opt16.compute = (tinyattn_f16_compute)7;
   CHECK_STATUS(tinyattn_forward_f16(&d, &io16, ws, sizeof ws, NULL, &opt16), TINYATTN_UNSUPPORTED);
 
   CHECK_STATUS(tinyattn_plan_int8(&d, NULL, plans, HQ), TINYATTN_NULL_POINTER);

@@ -28,6 +28,10 @@ extern "C" {
 
 /* ---- Status ------------------------------------------------------------ */
 
+/* Each enum ends in a *_MAX_ = 0x7FFFFFFF that is not a value: it makes the
+ * enum 32 bits whatever -fshort-enums says, so the C and C++ sides agree on
+ * struct layouts (the library rejects out-of-range values with a status). */
+
 typedef enum tinyattn_status {
   TINYATTN_OK = 0,
   TINYATTN_NULL_POINTER,         /* a required pointer is null */
@@ -40,7 +44,8 @@ typedef enum tinyattn_status {
   TINYATTN_ALIASING,             /* an output overlaps an input or another output */
   TINYATTN_PORT_UNAVAILABLE,     /* the requested port is not compiled into this build */
   TINYATTN_BAD_QUANTIZATION,     /* int8 scales, zero points or plan out of range */
-  TINYATTN_UNSUPPORTED           /* a valid request this build cannot serve */
+  TINYATTN_UNSUPPORTED, /* a valid request this build cannot serve */
+  TINYATTN_STATUS_MAX_ = 0x7FFFFFFF
 } tinyattn_status;
 
 #define TINYATTN_STATUS_COUNT 12
@@ -55,7 +60,8 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_SCALAR,
   TINYATTN_PORT_HIGHWAY,
   TINYATTN_PORT_XSIMD,
-  TINYATTN_PORT_MVE          /* Arm Helium (Cortex-M55) */
+  TINYATTN_PORT_MVE, /* Arm Helium (Cortex-M55) */
+  TINYATTN_PORT_MAX_ = 0x7FFFFFFF
 } tinyattn_port;
 
 #define TINYATTN_PORT_COUNT 5
@@ -91,13 +97,15 @@ typedef struct tinyattn_dims {
 /* Where the diagonal of a causal or windowed mask sits when N != M. */
 typedef enum tinyattn_align {
   TINYATTN_ALIGN_TOP_LEFT = 0,  /* query i at key i (PyTorch is_causal) */
-  TINYATTN_ALIGN_BOTTOM_RIGHT   /* query i at key i + M - N (KV-cache decode) */
+  TINYATTN_ALIGN_BOTTOM_RIGHT, /* query i at key i + M - N (KV-cache decode) */
+  TINYATTN_ALIGN_MAX_ = 0x7FFFFFFF
 } tinyattn_align;
 
 typedef enum tinyattn_causal {
   TINYATTN_CAUSAL_NONE = 0,
   TINYATTN_CAUSAL_TOP_LEFT,
-  TINYATTN_CAUSAL_BOTTOM_RIGHT
+  TINYATTN_CAUSAL_BOTTOM_RIGHT,
+  TINYATTN_CAUSAL_MAX_ = 0x7FFFFFFF
 } tinyattn_causal;
 
 /* A window side without limit. */
@@ -147,7 +155,8 @@ typedef struct tinyattn_options {
 /* What a forward workspace holds beyond the minimum (attention.h, Scratch). */
 typedef enum tinyattn_scratch {
   TINYATTN_SCRATCH_MINIMAL = 0,
-  TINYATTN_SCRATCH_TRANSPOSED_KEYS
+  TINYATTN_SCRATCH_TRANSPOSED_KEYS,
+  TINYATTN_SCRATCH_MAX_ = 0x7FFFFFFF
 } tinyattn_scratch;
 
 typedef struct tinyattn_forward_io {
@@ -174,7 +183,8 @@ tinyattn_status tinyattn_forward(const tinyattn_dims* dims, const tinyattn_forwa
 /* fp16 tensors are IEEE binary16 bit patterns in uint16_t. */
 typedef enum tinyattn_f16_compute {
   TINYATTN_F16_WIDEN_TO_F32 = 0,     /* fp32 products and sums (every build) */
-  TINYATTN_F16_NATIVE_F16_PRODUCTS   /* fp16 products where the CPU has them, else UNSUPPORTED */
+  TINYATTN_F16_NATIVE_F16_PRODUCTS, /* fp16 products where the CPU has them, else UNSUPPORTED */
+  TINYATTN_F16_COMPUTE_MAX_ = 0x7FFFFFFF
 } tinyattn_f16_compute;
 
 typedef struct tinyattn_options_f16 {
@@ -268,7 +278,8 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
 
 typedef enum tinyattn_backward_mode {
   TINYATTN_BACKWARD_SAVED_WEIGHTS = 0, /* A from io->weights */
-  TINYATTN_BACKWARD_RECOMPUTE          /* A recomputed from Q, K and io->lse */
+  TINYATTN_BACKWARD_RECOMPUTE, /* A recomputed from Q, K and io->lse */
+  TINYATTN_BACKWARD_MODE_MAX_ = 0x7FFFFFFF
 } tinyattn_backward_mode;
 
 typedef struct tinyattn_backward_io {
@@ -299,7 +310,8 @@ typedef enum tinyattn_selftest_format {
   TINYATTN_SELFTEST_NONE = 0, /* report only */
   TINYATTN_SELFTEST_UNITY,    /* selftest:<n>:<name>:PASS|FAIL lines and a Unity summary */
   TINYATTN_SELFTEST_TABLE,    /* the properties table */
-  TINYATTN_SELFTEST_BOTH
+  TINYATTN_SELFTEST_BOTH,
+  TINYATTN_SELFTEST_FORMAT_MAX_ = 0x7FFFFFFF
 } tinyattn_selftest_format;
 
 typedef struct tinyattn_selftest_check {
