@@ -13,7 +13,7 @@
 #include "tinyattn/backward.h"
 #include "tinyattn/forward_f16.h"
 #include "tinyattn/half.h"
-#include "tinyattn/kernels.h"
+#include "tinyattn/port.h"
 #include "tinyattn/quant.h"
 #include "tinyattn/selftest.h"
 
@@ -41,6 +41,7 @@ TINYATTN_SAME_VALUE(TINYATTN_PORT_SCALAR, Port::kScalar);
 TINYATTN_SAME_VALUE(TINYATTN_PORT_HIGHWAY, Port::kHighway);
 TINYATTN_SAME_VALUE(TINYATTN_PORT_XSIMD, Port::kXsimd);
 TINYATTN_SAME_VALUE(TINYATTN_PORT_MVE, Port::kMve);
+TINYATTN_SAME_VALUE(TINYATTN_PORT_TEMPLATE, Port::kTemplate);
 static_assert(TINYATTN_PORT_COUNT == kPortCount, "a Port was added: mirror it in tinyattn_c.h");
 
 TINYATTN_SAME_VALUE(TINYATTN_ALIGN_TOP_LEFT, Align::kTopLeft);
@@ -190,7 +191,7 @@ const char* tinyattn_port_name(tinyattn_port port) {
 }
 
 int tinyattn_port_available(tinyattn_port port) {
-  return port_ok(port) && kernels_f32(static_cast<Port>(port)) != nullptr ? 1 : 0;
+  return port_ok(port) && port_compiled(static_cast<Port>(port)) ? 1 : 0;
 }
 
 tinyattn_port tinyattn_default_port(void) { return static_cast<tinyattn_port>(default_port()); }

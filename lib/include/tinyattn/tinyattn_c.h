@@ -60,11 +60,13 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_SCALAR,
   TINYATTN_PORT_HIGHWAY,
   TINYATTN_PORT_XSIMD,
-  TINYATTN_PORT_MVE, /* Arm Helium (Cortex-M55) */
+  TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
+  TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
   TINYATTN_PORT_MAX_ = 0x7FFFFFFF
 } tinyattn_port;
 
-#define TINYATTN_PORT_COUNT 5
+/* The order of tinyattn/port_list.h (a port added there is added here). */
+#define TINYATTN_PORT_COUNT 6
 
 /* "scalar", "highway", ... ("default" for TINYATTN_PORT_DEFAULT); never null. */
 const char* tinyattn_port_name(tinyattn_port port);
