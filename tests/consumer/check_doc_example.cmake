@@ -1,12 +1,18 @@
-# The first ```cpp block of DOC must be MAIN without its first (comment) line,
-# so the documented example is the program ctest builds and runs.
+# The first ```LANG block (LANG: cpp unless given) of DOC must be MAIN without
+# its first (comment) line, so the documented example is the program ctest
+# builds and runs.
+if(NOT DEFINED LANG)
+  set(LANG cpp)
+endif()
 file(READ "${DOC}" doc)
 file(READ "${MAIN}" main)
-string(FIND "${doc}" "```cpp\n" start)
+set(fence "```${LANG}\n")
+string(FIND "${doc}" "${fence}" start)
 if(start LESS 0)
-  message(FATAL_ERROR "${DOC}: no ```cpp block")
+  message(FATAL_ERROR "${DOC}: no ```${LANG} block")
 endif()
-math(EXPR start "${start} + 7")
+string(LENGTH "${fence}" fence_length)
+math(EXPR start "${start} + ${fence_length}")
 string(SUBSTRING "${doc}" ${start} -1 rest)
 string(FIND "${rest}" "```" stop)
 string(SUBSTRING "${rest}" 0 ${stop} example)

@@ -1,6 +1,6 @@
 // tinyattn: fixed-size, allocation-free scaled dot-product attention.
 // One include for the whole public API: every header of lib/include/tinyattn
-// (tests/api checks that none is missing). The port contract (kernel tables,
+// but the C API's tinyattn_c.h (tests/api checks that none is missing). The port contract (kernel tables,
 // the exp coefficients) is not public and lives in lib/contract/include.
 #pragma once
 

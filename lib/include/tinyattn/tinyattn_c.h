@@ -1,0 +1,406 @@
+/* tinyattn C API: scaled dot-product attention from C99 (and C++).
+ *
+ * The same library as the C++ API (tinyattn.h), behind plain functions and
+ * structs: fp32, fp16 and int8 forward, the fp32 backward pass, the power-on
+ * self-test, status names and workspace sizes. Nothing allocates; every
+ * function that computes returns a tinyattn_status and writes nothing on
+ * error. Semantics, layouts and error cases are those of the C++ functions
+ * of the same name (docs/c_api.md maps one to the other).
+ *
+ * Zero-initialised structs mean defaults: a mask of {0} masks nothing,
+ * options of {0} use 1/sqrt(Dk) and the default port; a null mask or options
+ * pointer means the same. Dims have no such default for the heads: use
+ * TINYATTN_DIMS(n, m, dk, dv) (one head) or set hq and hkv.
+ *
+ * Workspace sizes exist twice: as functions and as macros that are integer
+ * constant expressions, so firmware can declare static buffers:
+ *   static unsigned char ws[TINYATTN_FORWARD_WORKSPACE_BYTES(16, 16, 32, 32, 1)];
+ * Macro arguments are evaluated more than once. */
+#ifndef TINYATTN_TINYATTN_C_H
+#define TINYATTN_TINYATTN_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status ------------------------------------------------------------ */
+
+/* Each enum ends in a *_MAX_ = 0x7FFFFFFF that is not a value: it makes the
+ * enum 32 bits whatever -fshort-enums says, so the C and C++ sides agree on
+ * struct layouts (the library rejects out-of-range values with a status). */
+
+typedef enum tinyattn_status {
+  TINYATTN_OK = 0,
+  TINYATTN_NULL_POINTER,         /* a required pointer is null */
+  TINYATTN_BAD_DIMENSION,        /* a dimension is zero or larger than TINYATTN_MAX_DIM */
+  TINYATTN_BAD_HEADS,            /* hq or hkv is zero, or hq % hkv != 0 */
+  TINYATTN_BAD_SCALE,            /* the softmax scale is NaN or infinite */
+  TINYATTN_BAD_MASK,             /* kv_len > M, an empty window, both keep forms set */
+  TINYATTN_WORKSPACE_TOO_SMALL,  /* fewer bytes than the *_workspace_bytes function returns */
+  TINYATTN_MISALIGNED,           /* a tensor pointer is not aligned to its element type */
+  TINYATTN_ALIASING,             /* an output overlaps an input or another output */
+  TINYATTN_PORT_UNAVAILABLE,     /* the requested port is not compiled into this build */
+  TINYATTN_BAD_QUANTIZATION,     /* int8 scales, zero points or plan out of range */
+  TINYATTN_UNSUPPORTED, /* a valid request this build cannot serve */
+  TINYATTN_STATUS_MAX_ = 0x7FFFFFFF
+} tinyattn_status;
+
+#define TINYATTN_STATUS_COUNT 12
+
+/* "ok", "null_pointer", ... (never null). */
+const char* tinyattn_status_string(tinyattn_status s);
+
+/* ---- Ports ------------------------------------------------------------- */
+
+typedef enum tinyattn_port {
+  TINYATTN_PORT_DEFAULT = 0, /* the build's default port */
+  TINYATTN_PORT_SCALAR,
+  TINYATTN_PORT_HIGHWAY,
+  TINYATTN_PORT_XSIMD,
+  TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
+  TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
+  TINYATTN_PORT_MAX_ = 0x7FFFFFFF
+} tinyattn_port;
+
+/* The order of tinyattn/port_list.h (a port added there is added here). */
+#define TINYATTN_PORT_COUNT 6
+
+/* "scalar", "highway", ... ("default" for TINYATTN_PORT_DEFAULT); never null. */
+const char* tinyattn_port_name(tinyattn_port port);
+/* Nonzero when the port's fp32 kernels are compiled into this build. */
+int tinyattn_port_available(tinyattn_port port);
+/* The port TINYATTN_PORT_DEFAULT resolves to. */
+tinyattn_port tinyattn_default_port(void);
+
+/* ---- Dimensions, mask, options ----------------------------------------- */
+
+#define TINYATTN_MAX_DIM 65536u
+
+/* Layouts are dense, row-major, heads outermost:
+ *   Q[hq][n][dk]  K[hkv][m][dk]  V[hkv][m][dv]  Y[hq][n][dv]
+ *   weights A[hq][n][m]          log-sum-exp L[hq][n]
+ * Query head h reads KV head h / (hq / hkv). */
+typedef struct tinyattn_dims {
+  size_t n;   /* query rows */
+  size_t m;   /* key/value rows */
+  size_t dk;  /* query/key width */
+  size_t dv;  /* value/output width */
+  size_t hq;  /* query heads (>= 1) */
+  size_t hkv; /* key/value heads (>= 1, divides hq) */
+} tinyattn_dims;
+
+/* Initializers: one head, or explicit heads. */
+#define TINYATTN_DIMS(n, m, dk, dv) {(n), (m), (dk), (dv), 1, 1}
+#define TINYATTN_DIMS_HEADS(n, m, dk, dv, hq, hkv) {(n), (m), (dk), (dv), (hq), (hkv)}
+
+/* Where the diagonal of a causal or windowed mask sits when N != M. */
+typedef enum tinyattn_align {
+  TINYATTN_ALIGN_TOP_LEFT = 0,  /* query i at key i (PyTorch is_causal) */
+  TINYATTN_ALIGN_BOTTOM_RIGHT, /* query i at key i + M - N (KV-cache decode) */
+  TINYATTN_ALIGN_MAX_ = 0x7FFFFFFF
+} tinyattn_align;
+
+typedef enum tinyattn_causal {
+  TINYATTN_CAUSAL_NONE = 0,
+  TINYATTN_CAUSAL_TOP_LEFT,
+  TINYATTN_CAUSAL_BOTTOM_RIGHT,
+  TINYATTN_CAUSAL_MAX_ = 0x7FFFFFFF
+} tinyattn_causal;
+
+/* A window side without limit. */
+#define TINYATTN_UNBOUNDED INT32_MAX
+
+/* Bytes per row of a keep_bits mask of M keys. */
+#define TINYATTN_KEEP_BITS_ROW_BYTES(m) (((size_t)(m) + 7u) / 8u)
+
+/* Every mask that is set applies; masked keys get weight exactly 0, a row
+ * with no visible key gives zero output, zero weights and lse -inf. */
+typedef struct tinyattn_mask {
+  tinyattn_causal causal;
+  /* Sliding window, when use_window is nonzero: query i at diagonal
+   * position p(i) (see window_align) sees keys p(i) - window_left <= j <=
+   * p(i) + window_right; TINYATTN_UNBOUNDED leaves a side open. */
+  int use_window;
+  int32_t window_left;
+  int32_t window_right;
+  tinyattn_align window_align;
+  /* Key padding, when use_kv_len is nonzero: only keys j < kv_len are valid
+   * (kv_len = 0 masks every key). */
+  int use_kv_len;
+  uint32_t kv_len;
+  /* Element masks, each optional: keep bytes [N][M] (nonzero = attend),
+   * keep bits [N][TINYATTN_KEEP_BITS_ROW_BYTES(M)] (LSB first; at most one
+   * of the two), an additive fp32 bias [N][M] (-inf masks). head_stride:
+   * elements between consecutive query heads' masks, 0 = the same for all. */
+  const uint8_t* keep;
+  const uint8_t* keep_bits;
+  const float* bias;
+  size_t head_stride;
+} tinyattn_mask;
+
+typedef struct tinyattn_options {
+  int use_scale;       /* nonzero: scale below; zero: 1/sqrt(Dk) */
+  float scale;         /* the softmax scale, finite */
+  tinyattn_port port;  /* which compiled-in port runs the kernels */
+} tinyattn_options;
+
+/* ---- fp32 forward ------------------------------------------------------ */
+
+#define TINYATTN_WORKSPACE_ALIGN 64u
+#define TINYATTN_KEY_TILE 256u
+#define TINYATTN_BLOCK_ROWS 4u
+#define TINYATTN_TRANSPOSED_KEYS_MIN_ROWS 32u
+
+/* What a forward workspace holds beyond the minimum (attention.h, Scratch). */
+typedef enum tinyattn_scratch {
+  TINYATTN_SCRATCH_MINIMAL = 0,
+  TINYATTN_SCRATCH_TRANSPOSED_KEYS,
+  TINYATTN_SCRATCH_MAX_ = 0x7FFFFFFF
+} tinyattn_scratch;
+
+typedef struct tinyattn_forward_io {
+  const float* q;  /* [hq][n][dk] */
+  const float* k;  /* [hkv][m][dk] */
+  const float* v;  /* [hkv][m][dv] */
+  float* y;        /* [hq][n][dv], required */
+  float* weights;  /* [hq][n][m], optional */
+  float* lse;      /* [hq][n], optional (natural log; -inf for a fully masked row) */
+} tinyattn_forward_io;
+
+/* Scratch bytes for tinyattn_forward (any alignment; the slack is included).
+ * with_weights nonzero is always enough; zero suits callers that never ask
+ * for the weights (then the scratch does not grow with M). */
+size_t tinyattn_forward_workspace_bytes(const tinyattn_dims* dims, int with_weights, tinyattn_scratch scratch);
+
+/* mask and options may be null (defaults). */
+tinyattn_status tinyattn_forward(const tinyattn_dims* dims, const tinyattn_forward_io* io, void* workspace,
+                                 size_t workspace_bytes, const tinyattn_mask* mask,
+                                 const tinyattn_options* options);
+
+/* ---- fp16 forward ------------------------------------------------------ */
+
+/* fp16 tensors are IEEE binary16 bit patterns in uint16_t. */
+typedef enum tinyattn_f16_compute {
+  TINYATTN_F16_WIDEN_TO_F32 = 0,     /* fp32 products and sums (every build) */
+  TINYATTN_F16_NATIVE_F16_PRODUCTS, /* fp16 products where the CPU has them, else UNSUPPORTED */
+  TINYATTN_F16_COMPUTE_MAX_ = 0x7FFFFFFF
+} tinyattn_f16_compute;
+
+typedef struct tinyattn_options_f16 {
+  tinyattn_options options;
+  tinyattn_f16_compute compute;
+} tinyattn_options_f16;
+
+typedef struct tinyattn_forward_io_f16 {
+  const uint16_t* q;  /* [hq][n][dk] */
+  const uint16_t* k;  /* [hkv][m][dk] */
+  const uint16_t* v;  /* [hkv][m][dv] */
+  uint16_t* y;        /* [hq][n][dv], required */
+  uint16_t* weights;  /* [hq][n][m], optional */
+  float* lse;         /* [hq][n], optional, fp32 */
+} tinyattn_forward_io_f16;
+
+#define TINYATTN_F16_KEY_TILE 8u
+
+size_t tinyattn_forward_f16_workspace_bytes(const tinyattn_dims* dims, int with_weights);
+tinyattn_status tinyattn_forward_f16(const tinyattn_dims* dims, const tinyattn_forward_io_f16* io, void* workspace,
+                                     size_t workspace_bytes, const tinyattn_mask* mask,
+                                     const tinyattn_options_f16* options);
+/* Whether TINYATTN_F16_NATIVE_F16_PRODUCTS runs here, and which kernels. */
+int tinyattn_f16_native_products_available(void);
+const char* tinyattn_f16_native_products_name(void);
+/* Conversions (round to nearest even; exact widening). */
+float tinyattn_half_to_float(uint16_t h);
+uint16_t tinyattn_float_to_half(float f);
+
+/* ---- int8 forward (docs/quant.md) -------------------------------------- */
+
+#define TINYATTN_PROB_ONE 32768u
+
+/* real = scale * (q - zero_point). count: 1 (per tensor) or one per head of
+ * that tensor; 0 means 1. zero_point null means 0. */
+typedef struct tinyattn_quant_params {
+  const float* scale;
+  const int32_t* zero_point;
+  size_t count;
+} tinyattn_quant_params;
+
+typedef struct tinyattn_int8_scheme {
+  tinyattn_quant_params q, k, v, y;
+  int use_softmax_scale;  /* nonzero: softmax_scale; zero: 1/sqrt(Dk) */
+  float softmax_scale;
+  tinyattn_quant_params bias;  /* bias.scale null: no bias */
+} tinyattn_int8_scheme;
+
+/* real ~= multiplier * 2^-shift. Same layout as tinyattn::FixedMultiplier. */
+typedef struct tinyattn_fixed_multiplier {
+  int32_t multiplier;
+  int32_t shift;
+} tinyattn_fixed_multiplier;
+
+/* One query head's plan: integers only, so it can be computed offline and
+ * kept in flash. Same layout as tinyattn::Int8HeadPlan. */
+typedef struct tinyattn_int8_head_plan {
+  tinyattn_fixed_multiplier logit;
+  tinyattn_fixed_multiplier output;
+  tinyattn_fixed_multiplier bias;
+  int32_t q_zero, k_zero, v_zero, y_zero, bias_zero;
+} tinyattn_int8_head_plan;
+
+typedef struct tinyattn_forward_io_i8 {
+  const int8_t* q;    /* [hq][n][dk] */
+  const int8_t* k;    /* [hkv][m][dk] */
+  const int8_t* v;    /* [hkv][m][dv] */
+  int8_t* y;          /* [hq][n][dv], required */
+  uint16_t* weights;  /* [hq][n][m] Q0.15 probabilities, optional */
+  const int8_t* bias; /* [n][m] int8 logit bias (per head every mask head_stride), optional */
+} tinyattn_forward_io_i8;
+
+/* Fills plans[0..hq) from the scheme (uses floating point once). */
+tinyattn_status tinyattn_plan_int8(const tinyattn_dims* dims, const tinyattn_int8_scheme* scheme,
+                                   tinyattn_int8_head_plan* plans, size_t plan_capacity);
+/* The fixed-point form of a positive real. */
+tinyattn_status tinyattn_make_multiplier(double real, tinyattn_fixed_multiplier* out);
+/* Checks a plan made elsewhere (offline). */
+tinyattn_status tinyattn_validate_int8_head_plan(const tinyattn_int8_head_plan* plan);
+
+size_t tinyattn_forward_i8_workspace_bytes(const tinyattn_dims* dims);
+/* Integer arithmetic only. plans: plan_count (= hq) head plans. The mask's
+ * float bias and options->use_scale are UNSUPPORTED here (the plan holds
+ * the scale); options->port picks the kernels (same bytes on each). */
+tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_forward_io_i8* io,
+                                    const tinyattn_int8_head_plan* plans, size_t plan_count, void* workspace,
+                                    size_t workspace_bytes, const tinyattn_mask* mask,
+                                    const tinyattn_options* options);
+
+/* ---- fp32 backward (docs/backward.md) ---------------------------------- */
+
+typedef enum tinyattn_backward_mode {
+  TINYATTN_BACKWARD_SAVED_WEIGHTS = 0, /* A from io->weights */
+  TINYATTN_BACKWARD_RECOMPUTE, /* A recomputed from Q, K and io->lse */
+  TINYATTN_BACKWARD_MODE_MAX_ = 0x7FFFFFFF
+} tinyattn_backward_mode;
+
+typedef struct tinyattn_backward_io {
+  const float* q;        /* [hq][n][dk], required */
+  const float* k;        /* [hkv][m][dk], required */
+  const float* v;        /* [hkv][m][dv], required */
+  const float* dy;       /* [hq][n][dv], required */
+  const float* weights;  /* [hq][n][m], SAVED_WEIGHTS */
+  const float* lse;      /* [hq][n], RECOMPUTE */
+  const float* y;        /* [hq][n][dv], optional */
+  float* dq;             /* [hq][n][dk], required */
+  float* dk;             /* [hkv][m][dk], required */
+  float* dv;             /* [hkv][m][dv], required */
+  float* ds;             /* [hq][n][m], optional */
+} tinyattn_backward_io;
+
+size_t tinyattn_backward_workspace_bytes(const tinyattn_dims* dims, tinyattn_backward_mode mode);
+/* mask and options must be those of the forward call. */
+tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_mode mode,
+                                  const tinyattn_backward_io* io, void* workspace, size_t workspace_bytes,
+                                  const tinyattn_mask* mask, const tinyattn_options* options);
+
+/* ---- Self-test (docs/selftest.md) -------------------------------------- */
+
+#define TINYATTN_SELFTEST_MAX_CHECKS 48
+
+typedef enum tinyattn_selftest_format {
+  TINYATTN_SELFTEST_NONE = 0, /* report only */
+  TINYATTN_SELFTEST_UNITY,    /* selftest:<n>:<name>:PASS|FAIL lines and a Unity summary */
+  TINYATTN_SELFTEST_TABLE,    /* the properties table */
+  TINYATTN_SELFTEST_BOTH,
+  TINYATTN_SELFTEST_FORMAT_MAX_ = 0x7FFFFFFF
+} tinyattn_selftest_format;
+
+typedef struct tinyattn_selftest_check {
+  const char* name;
+  const char* property;
+  const char* theory;
+  float lo, hi;      /* empirical range of the checked quantity */
+  float measured;    /* worst deviation measured */
+  float bound;       /* what measured was held to */
+  int passed;
+} tinyattn_selftest_check;
+
+typedef struct tinyattn_selftest_report {
+  uint32_t count;
+  uint32_t failures;
+  int passed;  /* count > 0 && failures == 0 */
+  tinyattn_selftest_check checks[TINYATTN_SELFTEST_MAX_CHECKS];
+} tinyattn_selftest_report;
+
+/* Text sink (UART, semihosting, ...); may be null. */
+typedef void (*tinyattn_write_fn)(const char* text);
+
+/* Runs the self-test of one port; TINYATTN_OK when it ran (then read
+ * report->passed). Not re-entrant (static scratch); uses a C++ report on the
+ * stack besides *report. */
+tinyattn_status tinyattn_selftest(tinyattn_selftest_report* report, tinyattn_port port, tinyattn_write_fn write,
+                                  tinyattn_selftest_format format);
+
+/* ---- Workspace sizes as constant expressions --------------------------- */
+/* Each equals its function above for the same arguments (the tests sweep
+ * them); the heads never matter. Helpers ending in _ are not API. */
+
+#define TINYATTN_ALIGN_UP_(x, a) ((((size_t)(x)) + (a)-1u) / (a) * (a))
+#define TINYATTN_MIN_(a, b) ((a) < (b) ? (a) : (b))
+#define TINYATTN_MAX_(a, b) ((a) > (b) ? (a) : (b))
+#define TINYATTN_FLOATS_BYTES_(count) TINYATTN_ALIGN_UP_((size_t)(count) * sizeof(float), TINYATTN_WORKSPACE_ALIGN)
+
+#define TINYATTN_FORWARD_USES_TILES_(m, with_weights) (!(with_weights) && (size_t)(m) > TINYATTN_KEY_TILE)
+#define TINYATTN_FORWARD_SCORE_ROWS_BYTES_(n, m, dv, tiled)                                                 \
+  (TINYATTN_MIN_((size_t)(n), (size_t)TINYATTN_BLOCK_ROWS) *                                                \
+       ((tiled) ? TINYATTN_FLOATS_BYTES_(TINYATTN_KEY_TILE) + 2u * TINYATTN_FLOATS_BYTES_(dv)               \
+                : TINYATTN_FLOATS_BYTES_(m)) +                                                              \
+   TINYATTN_WORKSPACE_ALIGN)
+
+/* Whether this target builds the transposed-keys scratch at all (not on
+ * M-profile cores). */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define TINYATTN_TRANSPOSED_KEYS_BUILT 0
+#else
+#define TINYATTN_TRANSPOSED_KEYS_BUILT 1
+#endif
+#define TINYATTN_FORWARD_TRANSPOSES_KEYS_(n, m, with_weights)                     \
+  (TINYATTN_TRANSPOSED_KEYS_BUILT && (size_t)(n) >= TINYATTN_TRANSPOSED_KEYS_MIN_ROWS && \
+   ((size_t)(m) <= TINYATTN_KEY_TILE || TINYATTN_FORWARD_USES_TILES_(m, with_weights)))
+
+/* With weights, also the no-weights path's need, so one buffer serves both. */
+#define TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, with_weights)                                       \
+  TINYATTN_MAX_(TINYATTN_FORWARD_SCORE_ROWS_BYTES_(n, m, dv, TINYATTN_FORWARD_USES_TILES_(m, with_weights)), \
+                ((with_weights) ? TINYATTN_FORWARD_SCORE_ROWS_BYTES_(n, m, dv, TINYATTN_FORWARD_USES_TILES_(m, 0)) \
+                                : (size_t)0))
+
+#define TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, with_weights, scratch)                       \
+  (TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, with_weights) +                                           \
+   (((scratch) == TINYATTN_SCRATCH_TRANSPOSED_KEYS && TINYATTN_FORWARD_TRANSPOSES_KEYS_(n, m, with_weights)) \
+        ? (size_t)(dk) * TINYATTN_ALIGN_UP_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE),          \
+                                            TINYATTN_WORKSPACE_ALIGN / sizeof(float)) * sizeof(float)       \
+        : (size_t)0))
+
+#define TINYATTN_FORWARD_F16_WORKSPACE_BYTES(n, m, dk, dv, with_weights)                                 \
+  (TINYATTN_FLOATS_BYTES_((!(with_weights) && (size_t)(m) > TINYATTN_F16_KEY_TILE) ? (size_t)TINYATTN_F16_KEY_TILE \
+                                                                                 : (size_t)(m)) +      \
+   TINYATTN_FLOATS_BYTES_(dk) +                                                                           \
+   TINYATTN_FLOATS_BYTES_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_F16_KEY_TILE) *                     \
+                          TINYATTN_MAX_((size_t)(dk), (size_t)(dv))) +                                    \
+   2u * TINYATTN_FLOATS_BYTES_(dv) + TINYATTN_WORKSPACE_ALIGN)
+
+#define TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv)                                             \
+  (TINYATTN_ALIGN_UP_((size_t)(m) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) +                     \
+   TINYATTN_ALIGN_UP_((size_t)(dv) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) + TINYATTN_WORKSPACE_ALIGN)
+
+#define TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, mode)                                           \
+  (TINYATTN_FLOATS_BYTES_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE)) *                     \
+       ((mode) == TINYATTN_BACKWARD_RECOMPUTE ? 2u : 1u) +                                               \
+   ((size_t)(m) > TINYATTN_KEY_TILE ? TINYATTN_FLOATS_BYTES_(dk) : (size_t)0) + TINYATTN_WORKSPACE_ALIGN)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TINYATTN_TINYATTN_C_H */

@@ -1,0 +1,39 @@
+# The C API (tinyattn/tinyattn_c.h) from C: a C99 program, built with
+# -std=c99 -pedantic -Werror, calls every function and checks it against the
+# reference and the C++ API (a small C++ helper links them). Hosted targets
+# only (cross ones run under their emulator): the board runner is C++ tatest,
+# and a C firmware on a board is a separate harness.
+if(NOT TINYATTN_BAREMETAL)
+  set(_capi_c_flags -std=c99 -pedantic -Wall -Wextra -Werror)
+
+  add_executable(capi_test ${CMAKE_CURRENT_LIST_DIR}/capi_test.c ${CMAKE_CURRENT_LIST_DIR}/capi_cxx.cc)
+  set_target_properties(capi_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_options(capi_test PRIVATE $<$<COMPILE_LANGUAGE:C>:${_capi_c_flags}>)
+  target_link_libraries(capi_test PRIVATE tinyattn::tinyattn tinyattn::reference m)
+  tinyattn_warnings(capi_test)
+  add_test(NAME capi COMMAND capi_test)
+  set_tests_properties(capi PROPERTIES LABELS "api;capi" FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures")
+
+  # The usage example of docs/c_api.md, verbatim, built as C and run.
+  add_executable(capi_example ${CMAKE_CURRENT_LIST_DIR}/example.c)
+  set_target_properties(capi_example PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
+                                                LINKER_LANGUAGE CXX)
+  target_compile_options(capi_example PRIVATE ${_capi_c_flags})
+  target_link_libraries(capi_example PRIVATE tinyattn::tinyattn)
+  add_test(NAME capi_example COMMAND capi_example)
+  set_tests_properties(capi_example PROPERTIES LABELS "api;capi")
+endif()
+
+add_test(NAME usage_example_docs_c_api_md
+         COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/c_api.md -DLANG=c
+                 -DMAIN=${CMAKE_CURRENT_LIST_DIR}/example.c
+                 -P ${PROJECT_SOURCE_DIR}/tests/consumer/check_doc_example.cmake)
+set_tests_properties(usage_example_docs_c_api_md PROPERTIES LABELS "capi;docs")
+
+# The header alone, as C99 and as C++17, with every warning an error.
+set(_capi_header ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/tinyattn_c.h)
+add_test(NAME capi_header_c99
+         COMMAND ${CMAKE_C_COMPILER} -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c ${_capi_header})
+add_test(NAME capi_header_cxx17
+         COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++ ${_capi_header})
+set_tests_properties(capi_header_c99 capi_header_cxx17 PROPERTIES LABELS "capi;compile")
