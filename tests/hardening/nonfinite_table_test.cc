@@ -46,14 +46,14 @@ struct Setup {
   float& bias_at(size_t i, size_t j) { return bias[i * p.d.m + j]; }
 };
 
-struct Case {
+struct TableCase {
   const char* name;
   void (*setup)(Setup&);
   const char* rows[kRows];
   bool int8;  // representable in int8 (finite values, keep masks only)
 };
 
-const Case kCases[] = {
+const TableCase kCases[] = {
     {"NaN logit (bias) at a visible key; masked keys of that row stay 0",
      [](Setup& s) {
        s.bias_at(1, s.late) = kNaN;
@@ -160,7 +160,7 @@ struct Built {
   bool ok;
 };
 
-Built build(const Case& c, size_t m) {
+Built build(const TableCase& c, size_t m) {
   const Dims d{kRows, m, kDk, kDv};
   Built b{make_problem(d, 2200 + m), {}, alloc<uint8_t>(kRows * m), false};
   float* bias = alloc<float>(kRows * m);
@@ -188,7 +188,7 @@ const size_t kKeys[] = {9, 300};
 TA_CASE("nonfinite table: fp32 and fp16 (each compute mode), every port, both algorithms") {
   PathRun runs[kMaxPathRuns];
   const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
-  for (const Case& c : kCases)
+  for (const TableCase& c : kCases)
     for (size_t m : kKeys) {
       Arena::Scope scope;
       Built b = build(c, m);
@@ -244,7 +244,7 @@ TA_CASE("nonfinite table: int8, every port, where the case is representable") {
       out[i] = static_cast<int8_t>(r);
     }
   };
-  for (const Case& c : kCases) {
+  for (const TableCase& c : kCases) {
     if (!c.int8) continue;
     for (size_t m : kKeys) {
       Arena::Scope scope;
