@@ -16,6 +16,7 @@
 // with Row = RowOf<T>; keys are counted from the row's first visible key.
 #pragma once
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -53,10 +54,22 @@ struct RowOf {
   size_t h = 0, i = 0;
 };
 
-// Whether x[0..n) holds no inf or NaN: an all-ones exponent sets bit 31 of
-// (bits & exponent) + lowest exponent bit, which no finite value does. Integer
-// operations and one OR chain, so the compiler can vectorise it.
+// Whether x[0..n) holds no inf or NaN. Hosted targets: an all-ones exponent
+// sets bit 31 of (bits & exponent) + lowest exponent bit, which no finite
+// value does; integer operations in one OR chain, which the compiler
+// vectorises. M-profile cores (no integer vectors, every logit checked):
+// x * 0 is 0 for a finite x and NaN otherwise, one FPU multiply-add per value.
 inline bool all_finite(const float* x, size_t n) {
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  float z0 = 0.0f, z1 = 0.0f;
+  size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    z0 += x[i] * 0.0f;
+    z1 += x[i + 1] * 0.0f;
+  }
+  if (i < n) z0 += x[i] * 0.0f;
+  return z0 + z1 == 0.0f;
+#else
   uint32_t any = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t bits;
@@ -64,20 +77,79 @@ inline bool all_finite(const float* x, size_t n) {
     any |= (bits & 0x7f800000u) + 0x00800000u;
   }
   return (any & 0x80000000u) == 0;
+#endif
 }
 
-inline double widen(float x) { return static_cast<double>(x); }
-inline double widen(half x) { return static_cast<double>(to_float(x)); }
+inline float widen(float x) { return x; }
+inline float widen(half x) { return to_float(x); }
 
-// scale * <q, k> from exact products summed in double: no fp32 product or
-// partial sum can overflow there (|q_c k_c| <= FLT_MAX^2, far below DBL_MAX),
-// so the result does not depend on a port's summation order. Rounded to fp32
-// once: +-inf when the exact value is beyond fp32, NaN when it is undefined.
+// Powers of two as floats, exact: 2^e for e in [-126, 127].
+inline float pow2(int e) { return bits_to_float(static_cast<uint32_t>(e + 127) << 23); }
+// e with 2^e <= |x| < 2^(e+1), clamped to [-126, 126] so that 2^-e is a
+// normal float too (0, subnormals: -126; 2^127 and up, inf, NaN: 126), from
+// the exponent bits. x * 2^-e is then below 4 in magnitude.
+inline int exponent_of(float x) {
+  const int e = static_cast<int>((float_to_bits(x) >> 23) & 0xffu) - 127;
+  return e < -126 ? -126 : e > 126 ? 126 : e;
+}
+// x * 2^e in steps that are each exact (up to the final over- or underflow).
+inline float scale_by_pow2(float x, int e) {
+  for (; e > 127; e -= 127) x *= pow2(127);
+  for (; e < -126; e += 126) x *= pow2(-126);
+  return x * pow2(e);
+}
+
+// p + e = a * b exactly (Dekker's product: no FMA needed, and the same
+// result where the compiler fuses, each partial product being exact).
+inline void two_product(float a, float b, float& p, float& e) {
+  p = a * b;
+  const float sa = a * 4097.0f, ah = sa - (sa - a), al = a - ah;
+  const float sb = b * 4097.0f, bh = sb - (sb - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
+// s + e = a + b exactly (Knuth's sum).
+inline void two_sum(float a, float b, float& s, float& e) {
+  s = a + b;
+  const float z = s - a;
+  e = (a - (s - z)) + (b - z);
+}
+
+// scale * <q, k> without an fp32 overflow before the end: q, k and scale are
+// brought below 4 in magnitude by exact powers of two, so no product or
+// partial sum can overflow (the sum stays below 16 Dk), and the powers are
+// applied at the end, where the result overflows to +-inf exactly when the
+// value is beyond fp32. Finite entries: a compensated dot product (products
+// and sums with their exact errors: as if in twice fp32's precision, so
+// large products that cancel leave the small ones' sum, as in double).
+// Entries with inf or NaN: plain IEEE products and sums (+-inf, or NaN for
+// a NaN entry, inf * 0, +inf and -inf). fp32 arithmetic only, no software
+// double on cores without a double-precision FPU; one fixed order in the
+// driver: the same on every port and target.
 template <class T>
 float exact_logit(const T* q, const T* k, size_t dk, float scale) {
-  double dot = 0.0;
-  for (size_t c = 0; c < dk; ++c) dot += widen(q[c]) * widen(k[c]);
-  return static_cast<float>(static_cast<double>(scale) * dot);
+  float qmax = 0.0f, kmax = 0.0f;
+  bool finite = true;
+  for (size_t c = 0; c < dk; ++c) {
+    const float a = std::fabs(widen(q[c])), b = std::fabs(widen(k[c]));
+    finite &= a <= FLT_MAX && b <= FLT_MAX;
+    qmax = a > qmax ? a : qmax;
+    kmax = b > kmax ? b : kmax;
+  }
+  const int eq = exponent_of(qmax), ek = exponent_of(kmax), es = exponent_of(scale);
+  const float sq = pow2(-eq), sk = pow2(-ek);
+  float dot = 0.0f, err = 0.0f;
+  for (size_t c = 0; c < dk; ++c) {
+    const float x = widen(q[c]) * sq, y = widen(k[c]) * sk;
+    if (!finite) {
+      dot += x * y;
+      continue;
+    }
+    float p, ep, es2;
+    two_product(x, y, p, ep);
+    two_sum(dot, p, dot, es2);
+    err += ep + es2;
+  }
+  return scale_by_pow2((scale * pow2(-es)) * (dot + err), eq + ek + es);
 }
 
 // The overflow rule (docs/hardening.md): a logit whose dot product a port
@@ -85,7 +157,7 @@ float exact_logit(const T* q, const T* k, size_t dk, float scale) {
 // where they add (lanes, FMA contraction), so an overflowing partial sum is
 // +inf on one and NaN on another; once a partial sum is not finite the fp32
 // result is not finite either, so this check finds every such logit. Finite
-// logits, the common case, cost one pass of integer operations.
+// logits, the common case, cost the all_finite pass.
 template <class T>
 void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
   if (all_finite(s, count)) return;
