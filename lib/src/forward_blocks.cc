@@ -45,8 +45,11 @@ void block_logits(const Problem& p, const Block& b, size_t off, size_t len, floa
   else
     p.kern.scores_block(q, dk, b.count, k, dk, len, dk, p.scale, s, lds);
   const size_t lo = b.u.lo + off;
+  // One check over the block's rows where they are contiguous (the common
+  // case), then the rows one by one only if it fails or they are not.
+  const bool finite = lds == len && all_finite(s, b.count * len);
   for (size_t r = 0; r < b.count; ++r) {
-    settle_logits(q + r * dk, k, dk, len, dk, p.scale, s + r * lds);
+    if (!finite) settle_logits(q + r * dk, k, dk, len, dk, p.scale, s + r * lds);
     const KeyRange o = own_part(p, b, r, lo, len);
     if (p.element_masks && !o.empty())
       apply_element_masks(p.mask, p.d, b.h, b.i0 + r, KeyRange{lo + o.lo, lo + o.hi}, s + r * lds + o.lo);
