@@ -303,7 +303,7 @@ void check_exp(const Context& cx) {
     ulps.see(err);
     ulps.deviation(err);
   }
-  cx.rec.add("exp_ulp", "exp accuracy on [-87.3, 0] (ULP)", "<= 2.5 ULP", ulps.low(), ulps.high(), ulps.worst,
+  cx.rec.add("exp_ulp", "exp accuracy on [-87.3, 0] (ULP)", "<= 1.25 ULP", ulps.low(), ulps.high(), ulps.worst,
              kExpMaxUlp);
 
   // The edges of the contract: flush to exactly 0, NaN stays NaN, overflow to +inf.
@@ -382,7 +382,7 @@ void check_exp_shift_sum(const Context& cx) {
     err.deviation(e / (2.0 * kExpMaxUlp));
   }
   err.deviation(fabs_d(sum - want) / (want * kKernelTol));
-  cx.rec.add("kernel_exp_shift_sum", "exp(x - shift) and its sum (ULP vs exp)", "<= 5 ULP, sum exact",
+  cx.rec.add("kernel_exp_shift_sum", "exp(x - shift) and its sum (ULP vs exp)", "<= 2.5 ULP, sum exact",
              err.low(), err.high(), err.worst, 1.0);
 }
 
