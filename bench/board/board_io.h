@@ -1,13 +1,15 @@
 // Output of the bench programs on the QEMU boards: text over semihosting
-// (startup.c), one "label<8 hex digits>" line per figure the scripts parse.
+// (the board glue, ports/targets/cortex_m), one "label<8 hex digits>" line
+// per figure the scripts parse.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "board.h"
 #include "tinyattn/kernels.h"
 
-extern "C" void board_write(const char* text);
+inline void board_write(const char* text) { tinyattn_board_write(text); }
 
 inline void write_hex(const char* label, uint32_t value) {
   char line[32];

@@ -1,35 +1,28 @@
 #!/bin/sh
-# Builds one bench program for a QEMU Cortex-M board, straight with
-# arm-none-eabi-g++ (the bench links its own small start-up, not the test
-# harness), and runs one under QEMU's instruction-counting plugin. Sourced by
-# count.sh, count_i8.sh, count_f16.sh and size.sh.
-#   board_build BOARD OPT OUT_ELF PROGRAM.cc [extra compiler flags...]
-#   BOARD: m4 (mps2-an386, Cortex-M4F, scalar) | m55 (mps3-an547, Cortex-M55, scalar + mve)
+# Builds the bench images for QEMU's Cortex-M boards with CMake, from the
+# board targets the tests use (ports/targets/: startup code, linker script),
+# and runs one under QEMU's instruction-counting plugin. Sourced by count.sh,
+# count_i8.sh, count_f16.sh and size.sh.
+#   board_build PRESET IMAGE OUT_ELF
+#   PRESET: cortex-m4-bench | cortex-m55-bench | cortex-m55-bench-novec (-O2),
+#           cortex-m4-size | cortex-m55-size (-Os), see CMakePresets.json
+#   IMAGE:  a target of bench/board/CMakeLists.txt (forward_insns, size_empty, ...)
 board_build() {
-  board=$1 opt=$2 out=$3 prog=$4
-  shift 4
-  case $board in
-    m4) cpu="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard" mve=0 ;;
-    m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" mve=1 ;;
-    *) echo "unknown board $board" >&2; return 2 ;;
-  esac
-  srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/registry_i8.cc"
-  srcs="$srcs $ROOT/ports/backends/scalar/scalar.cc $ROOT/ports/backends/scalar/scalar_i8.cc"
-  built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
-  if [ "$mve" = 1 ]; then
-    srcs="$srcs $ROOT/ports/backends/mve/mve.cc $ROOT/ports/backends/mve/mve_i8.cc"
-    built=$built,kMve
+  preset=$1 image=$2 out=$3
+  dir="$OUT/cmake-$preset"
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    (cd "$ROOT" && cmake --preset "$preset" -B "$dir") >"$OUT/configure-$preset.log" 2>&1 || {
+      echo "configure failed: preset $preset" >&2
+      cat "$OUT/configure-$preset.log" >&2
+      return 1
+    }
   fi
-  # shellcheck disable=SC2086
-  arm-none-eabi-gcc $cpu $opt -Wall -Wextra -Werror -c "$ROOT/bench/board/startup.c" -o "$out.startup.o"
-  # shellcheck disable=SC2086
-  arm-none-eabi-g++ $cpu $opt -std=c++17 -fno-exceptions -fno-rtti -ffunction-sections -fdata-sections \
-    -Wall -Wextra -Werror -Wno-psabi \
-    -DTINYATTN_PORTS_BUILT=$built -DTINYATTN_DEFAULT_PORT=kScalar -DTINYATTN_BUILT_FUSED_BLOCKS=0 \
-    -I"$ROOT/lib/include" -I"$ROOT/lib/contract/include" -I"$ROOT/ports" "$@" \
-    $srcs "$prog" "$out.startup.o" \
-    --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections \
-    -L"$ROOT/bench/board" -T"$ROOT/bench/board/$board.ld" -lm -o "$out"
+  cmake --build "$dir" --target "$image" -j "${JOBS:-2}" >"$OUT/build-$preset.log" 2>&1 || {
+    echo "build failed: $image (preset $preset)" >&2
+    cat "$OUT/build-$preset.log" >&2
+    return 1
+  }
+  cp "$dir/bench/board/$image.elf" "$out"
 }
 
 # board_count TAG ELF MACHINE ARGS... -> instructions executed by the whole run

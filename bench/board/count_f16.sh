@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
-board_build m55 -O2 "$OUT/forward_f16_insns_m55.elf" "$ROOT/bench/board/forward_f16_insns.cc" -mfp16-format=ieee
+board_build cortex-m55-bench forward_f16_insns "$OUT/forward_f16_insns_m55.elf"
 
 # count ARGS... -> instructions executed by the whole run
 count() { board_count f16 "$OUT/forward_f16_insns_m55.elf" mps3-an547 "$@"; }

@@ -13,11 +13,11 @@ mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
-board_build m4 -O2 "$OUT/forward_i8_insns_m4.elf" "$ROOT/bench/board/forward_i8_insns.cc"
-board_build m55 -O2 "$OUT/forward_i8_insns_m55.elf" "$ROOT/bench/board/forward_i8_insns.cc"
+board_build cortex-m4-bench forward_i8_insns "$OUT/forward_i8_insns_m4.elf"
+board_build cortex-m55-bench forward_i8_insns "$OUT/forward_i8_insns_m55.elf"
 # GCC 12 at -O2 vectorizes parts of the scalar port with Helium on the M55;
 # this build shows the scalar port as plain scalar code.
-board_build m55 "-O2 -fno-tree-vectorize" "$OUT/forward_i8_insns_m55novec.elf" "$ROOT/bench/board/forward_i8_insns.cc"
+board_build cortex-m55-bench-novec forward_i8_insns "$OUT/forward_i8_insns_m55novec.elf"
 
 # count ELF MACHINE ARGS... -> instructions executed by the whole run
 count() { board_count i8 "$@"; }

@@ -13,15 +13,15 @@ OUT=${1:-$ROOT/build-bench-board}
 mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
-board_build m4 -Os "$OUT/size_forward_m4.elf" "$ROOT/bench/board/forward_size.cc"
-board_build m4 -Os "$OUT/size_empty_m4.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_EMPTY
+board_build cortex-m4-size size_forward "$OUT/size_forward_m4.elf"
+board_build cortex-m4-size size_empty "$OUT/size_empty_m4.elf"
 text() { arm-none-eabi-size -A "$1" | awk '$1 == ".text" { print $2 }'; }
 with=$(text "$OUT/size_forward_m4.elf")
 without=$(text "$OUT/size_empty_m4.elf")
-board_build m4 -Os "$OUT/size_forward_i8_m4.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8
-board_build m4 -Os "$OUT/size_empty_i8_m4.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8 -DTINYATTN_SIZE_EMPTY
-board_build m55 -Os "$OUT/size_forward_i8_m55.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8
-board_build m55 -Os "$OUT/size_empty_i8_m55.elf" "$ROOT/bench/board/forward_size.cc" -DTINYATTN_SIZE_INT8 -DTINYATTN_SIZE_EMPTY
+board_build cortex-m4-size size_forward_i8 "$OUT/size_forward_i8_m4.elf"
+board_build cortex-m4-size size_empty_i8 "$OUT/size_empty_i8_m4.elf"
+board_build cortex-m55-size size_forward_i8 "$OUT/size_forward_i8_m55.elf"
+board_build cortex-m55-size size_empty_i8 "$OUT/size_empty_i8_m55.elf"
 i8_m4=$(($(text "$OUT/size_forward_i8_m4.elf") - $(text "$OUT/size_empty_i8_m4.elf")))
 i8_m55=$(($(text "$OUT/size_forward_i8_m55.elf") - $(text "$OUT/size_empty_i8_m55.elf")))
 # The Helium int8 table alone: its functions in the M55 image.
