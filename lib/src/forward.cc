@@ -86,6 +86,18 @@ Block make_block(const Problem& p, size_t h, size_t i0, size_t count, bool* any_
   return Block{h, i0, count, u, p.io.k + (kv_head * d.m + u.lo) * d.dk, p.io.v + (kv_head * d.m + u.lo) * d.dv};
 }
 
+// The row algorithms in frames of their own (the board stack bound,
+// docs/hardening.md): inlined, their locals would sit under the blocks'.
+TINYATTN_NOINLINE void one_row(const Problem& p, size_t h, size_t i, bool tiled, float* s, float* acc, float* part) {
+  const detail::Row row = detail::make_row(p, h, i);
+  if (row.r.empty())
+    detail::finish_empty(row, p.d.dv);
+  else if (tiled)
+    detail::tiled_row(p, row, s, acc, part);
+  else
+    detail::plain_row(p, row, s, nullptr, nullptr);
+}
+
 }  // namespace
 
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
@@ -158,15 +170,7 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         detail::plain_block(p, b, s, lds);                            // tiled blocks took the group path above
         continue;
       }
-      for (size_t i = i0; i < i0 + count; ++i) {
-        const detail::Row row = detail::make_row(p, h, i);
-        if (row.r.empty())
-          detail::finish_empty(row, d.dv);
-        else if (tiled)
-          detail::tiled_row(p, row, s, acc, part);
-        else
-          detail::plain_row(p, row, s, nullptr, nullptr);
-      }
+      for (size_t i = i0; i < i0 + count; ++i) one_row(p, h, i, tiled, s, acc, part);
     }
   }
 }

@@ -160,11 +160,18 @@ float exact_logit(const T* q, const T* k, size_t dk, float scale) {
 // +inf on one and NaN on another; once a partial sum is not finite the fp32
 // result is not finite either, so this check finds every such logit. Finite
 // logits, the common case, cost the all_finite pass.
+// The rare recompute in a frame of its own, so its locals do not weigh on
+// every caller's frame (the board stack bound, docs/hardening.md).
 template <class T>
-void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
-  if (all_finite(s, count)) return;
+TINYATTN_NOINLINE void settle_nonfinite(const T* q, const T* k, size_t ldk, size_t count, size_t dk, float scale,
+                                        float* s) {
   for (size_t j = 0; j < count; ++j)
     if (!std::isfinite(s[j])) s[j] = exact_logit(q, k + j * ldk, dk, scale);
+}
+
+template <class T>
+void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+  if (!all_finite(s, count)) settle_nonfinite(q, k, ldk, count, dk, scale, s);
 }
 
 // s = the masked logits of keys [lo, lo + n) of query row i of head h, from
@@ -264,8 +271,10 @@ void sum_values(const Source& src, const RowOf<T>& row, size_t len, const float*
 }
 
 // One pass over the row, its M logits kept in s (the weights need them all).
+// Both row algorithms have frames of their own: their callers' frames stay
+// small (the board stack bound, docs/hardening.md).
 template <class Source, class T>
-void plain_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
+TINYATTN_NOINLINE void plain_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
   const RowContext& c = src.ctx();
   const size_t len = row.r.size(), dv = c.d.dv, tile = src.plain_tile();
   src.begin_row(row);
@@ -311,7 +320,7 @@ float resum_at(const Source& src, const RowOf<T>& row, float m, float* s, float*
 // and sum, and an unnormalised accumulator acc (Dv floats) rescaled whenever
 // a tile raises the maximum. No weights (they would need the whole row).
 template <class Source, class T>
-void tiled_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
+TINYATTN_NOINLINE void tiled_row(const Source& src, const RowOf<T>& row, float* s, float* acc, float* part) {
   const RowContext& c = src.ctx();
   const size_t len = row.r.size(), dv = c.d.dv, tile = src.online_tile();
   src.begin_row(row);
