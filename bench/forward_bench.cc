@@ -6,6 +6,7 @@
 //   ./forward_bench --benchmark_filter=64x64 --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -67,6 +68,33 @@ void bm_port(benchmark::State& state, tinyattn::Port port, Case c) {
       break;
     }
     benchmark::DoNotOptimize(x.y.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, x.d);
+}
+
+// The compile-time API, Attention<Shape<N, M, Dk, Dk>>, on the default port:
+// beside bm_port's run-time forward(), what checking the dims at compile
+// time saves per call.
+template <size_t N, size_t M, size_t Dk>
+void bm_compile_time(benchmark::State& state) {
+  using A = tinyattn::Attention<tinyattn::Shape<N, M, Dk, Dk>>;
+  static A attn;
+  static typename A::Q q;
+  static typename A::K k;
+  static typename A::V v;
+  static typename A::Y y;
+  Data x(Case{N, M, Dk});
+  std::copy(x.q.begin(), x.q.end(), q.begin());
+  std::copy(x.k.begin(), x.k.end(), k.begin());
+  std::copy(x.v.begin(), x.v.end(), v.begin());
+  for (auto _ : state) {
+    const tinyattn::Status s = attn(q, k, v, y);
+    if (s != tinyattn::Status::kOk) {
+      state.SkipWithError(tinyattn::to_string(s));
+      break;
+    }
+    benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
   set_counters(state, x.d);
@@ -134,6 +162,11 @@ int main(int argc, char** argv) {
       const std::string name = std::string(k->port) + "(" + k->simd_target() + ")";
       benchmark::RegisterBenchmark(label(name.c_str(), c).c_str(), bm_port, p, c);
     }
+    benchmark::RegisterBenchmark(label("default_runtime_api", c).c_str(), bm_port, tinyattn::Port::kDefault, c);
+    if (c.n == 8 && c.m == 8 && c.dk == 16)
+      benchmark::RegisterBenchmark(label("default_compile_time_api", c).c_str(), bm_compile_time<8, 8, 16>);
+    if (c.n == 16 && c.m == 16 && c.dk == 32)
+      benchmark::RegisterBenchmark(label("default_compile_time_api", c).c_str(), bm_compile_time<16, 16, 32>);
     benchmark::RegisterBenchmark(label("triple_loop", c).c_str(), bm_triple_loop, c);
 #if TINYATTN_BENCH_EIGEN
     benchmark::RegisterBenchmark(label("eigen", c).c_str(), bm_eigen, c);

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds and runs the whole bench on this machine:
 #   1. host: tinyattn's ports against a triple loop, Eigen 3.4 and oneDNN on
-#      one pinned core held to AVX2+FMA (bench/peers/), with the FMA peak,
-#      softmax rows and decode/prefill scaling;
+#      one pinned core (bench/peers/), with the FMA peak at the widest vectors
+#      the CPU has, softmax rows and decode/prefill scaling;
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
 #      (bench/board/count.sh; the fp16 forward, widened vs native fp16
 #      products: bench/board/count_f16.sh; the int8 forward, scalar and Helium
@@ -19,8 +19,9 @@ OUT=${OUT:-$ROOT/build-bench}
 mkdir -p "$OUT"
 
 # -march=haswell (+ AES, PCLMUL, which Highway requires for its AVX2 target):
-# every implementation is compiled for AVX2+FMA and nothing wider, also on
-# machines that have AVX-512.
+# the baseline every implementation is compiled for (Eigen's vectors);
+# Highway still dispatches at run time to AVX-512 where the CPU has it, and
+# oneDNN picks its own ISA.
 cmake -S "$ROOT/bench/peers" -B "$OUT/host" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   "-DCMAKE_CXX_FLAGS=-march=haswell -maes -mpclmul" >/dev/null
 ninja -C "$OUT/host" -j2 peers_bench
@@ -33,7 +34,7 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"
 "$ROOT/bench/qemu/arm_ratio.sh" "$OUT/arm"
 
 {
-  echo "## Host (x86-64, one core, AVX2)"
+  echo "## Host (x86-64, one core)"
   echo
   cat "$OUT/peers.md"
   echo

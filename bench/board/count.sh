@@ -22,12 +22,12 @@ board_build cortex-m55-bench-novec forward_insns "$OUT/forward_insns_m55novec.el
 # count ELF MACHINE ARGS... -> instructions executed by the whole run
 count() { board_count f32 "$@"; }
 
-# cost BOARD PORT SHAPE -> instructions of the forward call alone
+# cost BOARD PORT SHAPE [API] -> instructions of the forward call alone
 cost() {
   case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
   elf="$OUT/forward_insns_$1.elf"
-  with=$(count "$elf" "$machine" "$3" "$2" 1)
-  without=$(count "$elf" "$machine" "$3" "$2" 0)
+  with=$(count "$elf" "$machine" "$3" "$2" 1 "${4:-fixed}")
+  without=$(count "$elf" "$machine" "$3" "$2" 0 "${4:-fixed}")
   echo $((with - without))
 }
 
@@ -44,6 +44,21 @@ table="$OUT/insns.md"
     ratio_plain=$(awk -v a="$m55n" -v b="$m55v" 'BEGIN { printf "%.2f", a / b }')
     case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
     echo "| $dims | $m4 | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
+  done
+    # The compile-time API (Attention<Shape>, whose dims are checked at
+  # compile time) against the run-time forward() of the same shape.
+  echo
+  echo "| shape (N,M,Dk,Dv) | board, port | forward() | Attention<Shape> | saved per call |"
+  echo "|---|---|---:|---:|---:|"
+  for shape in 16 32; do
+    case $shape in 16) dims="(16,16,32,32), pointer form" ;; 32) dims="(32,32,32,32), std::array form" ;; esac
+    for bp in "m4 scalar" "m55 mve"; do
+      # shellcheck disable=SC2086
+      set -- $bp
+      fixed=$(cost "$1" "$2" $shape)
+      runtime=$(cost "$1" "$2" $shape runtime)
+      echo "| $dims | $1 $2 | $runtime | $fixed | $((runtime - fixed)) |"
+    done
   done
   # The power-on self-test (26 checks, nothing printed), per board and port.
   echo

@@ -3,9 +3,11 @@
 // prints the same checksum line; with run=0 it skips the forward call, so
 // insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_insns <shape: 16|32|selftest> <port: scalar|mve> <run: 0|1>
+//   forward_insns <shape: 16|32|selftest> <port: scalar|mve> <run: 0|1> [api: fixed|runtime]
 //   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);
-//   selftest -> one tinyattn::selftest() of that port, printing nothing
+//   selftest -> one tinyattn::selftest() of that port, printing nothing;
+//   api: the compile-time Attention<Shape> (default: its pointer form at 16,
+//   its std::array form at 32) or the run-time tinyattn::forward()
 #include <cstdint>
 #include <cstring>
 
@@ -26,6 +28,8 @@ Large::K k;
 Large::V v;
 Large::Y y;
 tinyattn::SelftestReport report;
+// The run-time API's workspace: as large as the compile-time object's.
+alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[Large::workspace_bytes];
 
 // Inputs in [-1, 1) from a fixed linear congruential sequence.
 void fill(float* x, size_t n, uint32_t seed) {
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   tinyattn::Options options;
   options.port = board_port(argv[2]);
   const bool run = argv[3][0] == '1';
+  const bool runtime_api = argc > 4 && std::strcmp(argv[4], "runtime") == 0;
 
   fill(q.data(), q.size(), 1);
   fill(k.data(), k.size(), 2);
@@ -58,6 +63,10 @@ int main(int argc, char** argv) {
   if (run && is_selftest) {
     status = tinyattn::selftest(&report, options.port);
     if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
+  } else if (run && runtime_api) {
+    const tinyattn::Dims dims = is_small ? Small::dims : Large::dims;
+    status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
+                               {workspace, sizeof workspace}, {}, options);
   } else if (run) {
     if (is_small) {
       // The small shape reads the leading parts of the same buffers.

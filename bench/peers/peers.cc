@@ -269,6 +269,54 @@ std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, co
   return t;
 }
 
+namespace {
+// The compile-time API, Attention<S>, on the problem's arrays copied into
+// its own std::array types.
+template <class S>
+class TinyattnFixed : public Forward {
+ public:
+  TinyattnFixed(const Problem& p, tinyattn::Port port) {
+    std::copy(p.q.begin(), p.q.end(), q_.begin());
+    std::copy(p.k.begin(), p.k.end(), k_.begin());
+    std::copy(p.v.begin(), p.v.end(), v_.begin());
+    y_.resize(p.n * p.dv);
+    options_.port = port;
+  }
+  void run() override {
+    status_ = attn_(q_, k_, v_, out_, {}, nullptr, options_);
+    keep(out_[0]);
+  }
+  void finish() { std::copy(out_.begin(), out_.end(), y_.begin()); }
+  tinyattn::Status status() const { return status_; }
+
+ private:
+  using A = tinyattn::Attention<S>;
+  A attn_;
+  typename A::Q q_;
+  typename A::K k_;
+  typename A::V v_;
+  typename A::Y out_;
+  tinyattn::Options options_;
+  tinyattn::Status status_ = tinyattn::Status::kOk;
+};
+
+template <class S>
+std::unique_ptr<Forward> fixed_if(const Problem& p, tinyattn::Port port) {
+  if (p.n != S::kN || p.m != S::kM || p.dk != S::kDk || p.dv != S::kDv) return nullptr;
+  auto t = std::make_unique<TinyattnFixed<S>>(p, port);
+  t->run();
+  if (t->status() != tinyattn::Status::kOk) return nullptr;
+  t->finish();
+  return t;
+}
+}  // namespace
+
+std::unique_ptr<Forward> make_tinyattn_fixed(const Problem& p, tinyattn::Port port) {
+  if (!tinyattn::kernels_f32(port)) return nullptr;
+  if (auto t = fixed_if<tinyattn::Shape<8, 8, 16, 16>>(p, port)) return t;
+  return fixed_if<tinyattn::Shape<16, 16, 32, 32>>(p, port);
+}
+
 void softmax_row_tinyattn(const tinyattn::KernelsF32& k, float* x, size_t n) {
   const float mx = k.row_max(x, n);
   const float sum = k.exp_shift_sum(x, n, mx);

@@ -34,11 +34,15 @@ class Forward {
 
 std::unique_ptr<Forward> make_triple_loop(const Problem& p);
 std::unique_ptr<Forward> make_eigen(const Problem& p);
-std::unique_ptr<Forward> make_onednn(const Problem& p);  // holds oneDNN to AVX2
+std::unique_ptr<Forward> make_onednn(const Problem& p);  // one thread, oneDNN's own ISA
 // null if the port is not built
 // forward() without weights, in a workspace of the given kind (tinyattn::Scratch).
 std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {},
                                        tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal);
+
+// The same through the compile-time API, Attention<Shape<...>>, at the
+// shapes it is instantiated for, (8,8,16,16) and (16,16,32,32); null at others.
+std::unique_ptr<Forward> make_tinyattn_fixed(const Problem& p, tinyattn::Port port);
 
 // The parts of a forward timed alone, for the bound on its share of the
 // peak: the two products without the softmax between them (oneDNN's matmuls;
@@ -56,13 +60,18 @@ std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port 
 // port has no attend_block.
 std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port);
 
-// fp32 FMA peak of one core with AVX2, GFLOP/s.
+// fp32 FMA peak of one core at the widest vectors it has (AVX-512 where the
+// CPU has it, else AVX2), GFLOP/s: every "% of peak" is of this one.
 double fma_peak_gflops(const TimingConfig& cfg);
+// Its lanes per FMA: 16 (AVX-512) or 8 (AVX2).
+int fma_peak_lanes();
 // The loop that measures it, and its FLOPs: sampled in the same rounds as
 // what is set against the peak, whose share is then that of the same
 // moments (this VM's speed moves by a tenth and more within minutes).
 void fma_peak_loop();
 double fma_peak_loop_flops();
+// The 8-lane AVX2 peak, for reference beside it.
+double fma_peak_256_gflops(const TimingConfig& cfg);
 
 // One softmax row in place with glibc's vectorized expf (libmvec): the
 // reference point the issue states the softmax goal against.

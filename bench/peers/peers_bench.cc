@@ -52,7 +52,9 @@ std::string shape_name(const Shape& s) {
 
 std::string port_label(tinyattn::Port p) {
   const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p);
-  return std::string("tinyattn/") + k->port + " (" + k->simd_target() + ")";
+  // The port a default build runs (Port::kDefault) says so.
+  const bool is_default = k == tinyattn::kernels_f32(tinyattn::Port::kDefault);
+  return std::string("tinyattn/") + k->port + " (" + k->simd_target() + ")" + (is_default ? " default" : "");
 }
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -87,8 +89,12 @@ std::vector<double> median_seconds_in_rounds(const std::vector<Part>& parts, boo
 // GFLOP/s against shape, one polyline per implementation.
 std::string svg_plot(const std::vector<std::string>& impls, const std::vector<std::vector<double>>& gflops,
                      double peak, const std::string& caption) {
-  const double w = 960, h = 460, left = 70, right = 250, top = 50, bottom = 60;
-  const double pw = w - left - right, ph = h - top - bottom;
+  // The legend's column is as wide as its longest label (about 7 px a
+  // character at 12 px): a fixed width cut the longer ones off.
+  size_t longest = 0;
+  for (const std::string& impl : impls) longest = impl.size() > longest ? impl.size() : longest;
+  const double pw = 640, left = 70, right = 46 + 7.0 * static_cast<double>(longest), top = 50, bottom = 60;
+  const double w = left + pw + right, h = 460, ph = h - top - bottom;
   const size_t ns = sizeof kShapes / sizeof kShapes[0];
   double ymax = peak;
   for (const auto& series : gflops)
@@ -110,7 +116,8 @@ std::string svg_plot(const std::vector<std::string>& impls, const std::vector<st
   }
   o << "<line x1='" << left << "' x2='" << left + pw << "' y1='" << y_at(peak) << "' y2='" << y_at(peak)
     << "' stroke='black' stroke-dasharray='4,3'/><text x='" << left + 6 << "' y='" << y_at(peak) - 5
-    << "'>FMA peak " << static_cast<int>(std::lround(peak)) << "</text>\n";
+    << "'>FMA peak, " << 32 * fma_peak_lanes() << "-bit vectors: " << static_cast<int>(std::lround(peak))
+    << "</text>\n";
   for (size_t i = 0; i < ns; ++i)
     o << "<text x='" << x_at(i) << "' y='" << top + ph + 20 << "' text-anchor='middle' font-size='11'>"
       << shape_name(kShapes[i]) << "</text>\n";
@@ -153,9 +160,16 @@ int main(int argc, char** argv) {
   const std::string when = today(), machine = machine_line();
   md << "Measured " << when << " on " << machine << ", pinned to CPU " << cpu << ", "
      << cfg.repetitions << " repetitions (medians).\n\n";
-  const double peak = fma_peak_gflops(cfg);
-  md << "FMA peak (AVX2, 12 independent 8-lane FMA chains): **" << static_cast<int>(std::lround(peak))
-     << " GFLOP/s** at the start (the plot's line); the tables' shares use the peak sampled with them.\n\n";
+  const double peak = fma_peak_gflops(cfg), peak_256 = fma_peak_256_gflops(cfg);
+  const int lanes = fma_peak_lanes();
+  md << "FMA peak at the widest vectors this CPU has (" << (lanes == 16 ? "AVX-512" : "AVX2") << ", 12 independent "
+     << lanes << "-lane FMA chains): **" << static_cast<int>(std::lround(peak))
+     << " GFLOP/s** at the start (the plot's line); every \"% of peak\" below is of this peak, sampled in the "
+        "same rounds as its table's rows.";
+  if (lanes == 16)
+    md << " With 256-bit vectors (AVX2, 8-lane chains) the peak is " << static_cast<int>(std::lround(peak_256))
+       << " GFLOP/s, for reference only.";
+  md << "\n\n";
   std::fputs(md.str().c_str(), stdout);
 
   // Forward attention: shape x implementation.
@@ -173,7 +187,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> gflops(impls.size());
   std::ostringstream fw;
   fw << "### Forward, fp32, one core\n\n"
-     << "% of peak: of the FMA peak sampled in the same rounds as the shape's implementations (its row).\n\n"
+     << "% of peak: of the widest-vector FMA peak sampled in the same rounds as the shape's implementations (its row).\n\n"
      << "| shape (N,M,Dk,Dv) | implementation | time | GFLOP/s | % of peak | speed vs fastest peer | max abs diff vs triple loop |\n"
      << "|---|---|---:|---:|---:|---:|---:|\n";
   for (const Shape& s : kShapes) {
@@ -234,7 +248,7 @@ int main(int argc, char** argv) {
   // forward with this softmax can.
   std::ostringstream bd;
   bd << "\n### What bounds the forward's share of peak: its parts alone\n\n"
-     << "% of peak: of the FMA peak sampled in the same rounds (its row).\n\n"
+     << "% of peak: of the widest-vector FMA peak sampled in the same rounds (its row).\n\n"
      << "| shape (N,M,Dk,Dv) | part | time | % of peak (FLOPs of both products) |\n|---|---|---:|---:|\n";
   for (const Shape& s : {Shape{128, 128, 64, 64}, Shape{256, 256, 64, 64}, Shape{512, 512, 128, 128}}) {
     Problem prob(s.n, s.m, s.dk, s.dv);
@@ -290,8 +304,9 @@ int main(int argc, char** argv) {
                   round_peak);
     bd << line;
   }
-  // At the small shapes: the block kernels alone against the fastest peer,
-  // the most the forward could gain without its checks and loops.
+  // At the small shapes: the run-time and compile-time APIs, and the block
+  // kernels alone, against the fastest peer: the last is the most the
+  // forward could gain without its checks and loops.
   bd << "\n| shape (N,M,Dk,Dv) | part | time | speed vs fastest peer |\n|---|---|---:|---:|\n";
   for (const Shape& s : {Shape{8, 8, 16, 16}, Shape{16, 16, 32, 32}}) {
     Problem prob(s.n, s.m, s.dk, s.dv);
@@ -301,7 +316,8 @@ int main(int argc, char** argv) {
     for (tinyattn::Port p : tinyattn::kAllPorts) {
       std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
       if (!blocks) continue;
-      parts.push_back({port_label(p) + " forward", make_tinyattn(prob, p)});
+      parts.push_back({port_label(p) + " forward()", make_tinyattn(prob, p)});
+      parts.push_back({port_label(p) + " Attention<Shape> (compile-time API)", make_tinyattn_fixed(prob, p)});
       parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
     }
     const std::vector<double> t = median_seconds_in_rounds(parts, false, cfg);
@@ -451,7 +467,7 @@ int main(int argc, char** argv) {
 
   const std::string md_path = out_dir + "/peers.md", svg_path = out_dir + "/forward_gflops.svg";
   std::ofstream(md_path) << md.str();
-  std::ofstream(svg_path) << svg_plot(impls, gflops, peak, when + " - " + machine + " - one core, AVX2");
+  std::ofstream(svg_path) << svg_plot(impls, gflops, peak, when + " - " + machine + " - one core");
   std::printf("\nwrote %s and %s\n", md_path.c_str(), svg_path.c_str());
   return 0;
 }

@@ -122,6 +122,9 @@ Tensor bias_tensor(const Mask& mask, const Dims& d);
 
 // The part of validation every fp32 entry point shares: dims, mask, scale, port.
 Status validate_common(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels);
+// The same after the dims: what a call with valid dims can still get wrong
+// (Attention<S>'s dims are checked at compile time).
+Status validate_call(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels);
 
 // Sets s[j] for keys j in [r.lo, r.hi) of query row i, head h: -inf where the
 // keep mask drops the key, + bias where a bias is given.

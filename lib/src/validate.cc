@@ -22,6 +22,10 @@ Tensor bias_tensor(const Mask& mask, const Dims& d) {
 
 Status validate_common(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels) {
   if (Status s = validate(d); s != Status::kOk) return s;
+  return validate_call(d, mask, o, kernels);
+}
+
+Status validate_call(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels) {
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias && !aligned(mask.bias)) return Status::kMisaligned;
   if (o.scale && !std::isfinite(*o.scale)) return Status::kBadScale;

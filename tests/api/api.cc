@@ -242,3 +242,40 @@ TA_CASE("api: on an error status Attention<> leaves every output untouched") {
   for (float x : g_lse) touched += x != sentinel;
   TA_CHECK_MSG(touched == 0, "null y: %zu lse elements written", touched);
 }
+
+TA_CASE("api: Attention<> gives forward()'s status for aliased arrays and masks") {
+  // Square: Q, K, V and Y are one type, so one array can be passed as two.
+  using Sq = Attention<Shape<4, 4, 8, 8>>;
+  static Sq attn;
+  static Sq::Q q, y;
+  static Sq::K k;
+  static Sq::V v;
+  static Sq::Weights w;
+  static Sq::Lse lse;
+  static unsigned char ws[Sq::workspace_bytes];
+  for (size_t i = 0; i < q.size(); ++i) q[i] = k[i] = v[i] = 0.01f * static_cast<float>(i);
+  const Dims d = Sq::dims;
+  auto runtime = [&](const float* yq, float* out, const Mask& mask, float* weights, float* l) {
+    return tinyattn::forward(d, {yq, k.data(), v.data(), out, weights, l}, {ws, sizeof ws}, mask);
+  };
+  struct Case {
+    const char* what;
+    Status fixed, runtime;
+  };
+  Mask bias_on_w, keep_on_y;
+  bias_on_w.bias = w.data();  // Hq*N*M floats, as the weights
+  keep_on_y.keep = reinterpret_cast<const uint8_t*>(y.data());
+  const Case cases[] = {
+      {"distinct", attn(q, k, v, y), runtime(q.data(), y.data(), {}, nullptr, nullptr)},
+      {"y is q", attn(q, k, v, q), runtime(q.data(), q.data(), {}, nullptr, nullptr)},
+      {"y is v", attn(q, k, v, v), runtime(q.data(), v.data(), {}, nullptr, nullptr)},
+      {"bias is the weights", attn(q, k, v, y, lse, bias_on_w, &w),
+       runtime(q.data(), y.data(), bias_on_w, w.data(), lse.data())},
+      {"keep mask in y", attn(q, k, v, y, keep_on_y), runtime(q.data(), y.data(), keep_on_y, nullptr, nullptr)},
+  };
+  const Status want[] = {Status::kOk, Status::kAliasing, Status::kAliasing, Status::kAliasing, Status::kAliasing};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    TA_CHECK_MSG(cases[i].fixed == want[i] && cases[i].runtime == want[i], "%s: Attention<> %s, forward() %s",
+                 cases[i].what, tinyattn::to_string(cases[i].fixed), tinyattn::to_string(cases[i].runtime));
+  }
+}

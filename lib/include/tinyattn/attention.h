@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 
 #include "tinyattn/mask.h"
 #include "tinyattn/port.h"
@@ -149,6 +150,18 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
 // Defined in the library, so this header needs no <cmath>.
 float effective_scale(const Dims& d, const Options& o);
 
+namespace detail {
+// Attention<S>'s forward: forward() without what S and the object settle at
+// compile time (the dims, the workspace's size, and its not being a
+// caller's array). It checks what a call can change -- the mask, the scale,
+// the port, the mask's arrays against the outputs -- and then:
+//  * arrays_checked (the std::array forms): returns `arrays`, the fault the
+//    caller found in its arrays (kOk if none), where forward() would;
+//  * otherwise (the pointer form): checks the pointers as forward() does.
+Status forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
+                     bool arrays_checked, Status arrays);
+}  // namespace detail
+
 // Compile-time shape, owning its workspace.
 //
 //   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
@@ -161,6 +174,9 @@ class Attention {
  public:
   static constexpr Dims dims = S::dims;
   static constexpr size_t workspace_bytes = forward_workspace_bytes(dims, true, kScratch);
+  // Shape checked each extent; this also checks that every tensor is
+  // addressable on this target, so no call re-checks the dims.
+  static_assert(validate(dims) == Status::kOk, "tinyattn::Attention: a tensor of this shape is not addressable here");
 
   using Q = std::array<float, dims.q_elems()>;
   using K = std::array<float, dims.k_elems()>;
@@ -172,7 +188,7 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
-    return run(io, mask, options);
+    return detail::forward_fixed(dims, io, workspace(), mask, options, true, arrays_fault(q, k, v, y, weights, nullptr));
   }
 
   // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
@@ -180,15 +196,37 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
-    return run(io, mask, options);
+    return detail::forward_fixed(dims, io, workspace(), mask, options, true, arrays_fault(q, k, v, y, weights, &lse));
   }
 
-  // Pointer form, for tensors that live elsewhere (same layouts as forward()).
+  // Pointer form, for tensors that live elsewhere (same layouts as forward()):
+  // the pointers are checked at run time.
   Status run(const ForwardIo& io, const Mask& mask = {}, const Options& options = {}) {
-    return forward(dims, io, Workspace{workspace_, sizeof workspace_}, mask, options);
+    return detail::forward_fixed(dims, io, workspace(), mask, options, false, Status::kOk);
   }
 
  private:
+  static_assert(workspace_bytes >= forward_workspace_bytes(dims, true), "room for either forward path");
+
+  Workspace workspace() { return Workspace{workspace_, sizeof workspace_}; }
+
+  // Whether a is b: arrays of different types are different objects, which
+  // cannot overlap, so those comparisons vanish at compile time.
+  template <class A, class B>
+  static bool same_array(const A* a, const B* b) {
+    return std::is_same<A, B>::value && a != nullptr && static_cast<const void*>(a) == static_cast<const void*>(b);
+  }
+
+  // What forward() would find wrong with these arrays (kOk: nothing), in its order.
+  static Status arrays_fault(const Q& q, const K& k, const V& v, const Y& y, const Weights* w, const Lse* lse) {
+    if (w != nullptr && !fits_address_space(uint64_t{dims.hq} * dims.n * dims.m)) return Status::kBadDimension;
+    const bool aliased = same_array(&y, &q) || same_array(&y, &k) || same_array(&y, &v) ||  //
+                         same_array(w, &q) || same_array(w, &k) || same_array(w, &v) || same_array(w, &y) ||
+                         same_array(lse, &q) || same_array(lse, &k) || same_array(lse, &v) ||
+                         same_array(lse, &y) || same_array(lse, w);
+    return aliased ? Status::kAliasing : Status::kOk;
+  }
+
   alignas(kWorkspaceAlign) unsigned char workspace_[workspace_bytes];
 };
 
