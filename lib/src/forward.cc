@@ -91,16 +91,16 @@ Block make_block(const Problem& p, size_t h, size_t i0, size_t count, bool* any_
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o));
+  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
 }
 
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
-                               const Mask& mask, float scale) {
+                               const Mask& mask, float scale, float softcap) {
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
-  Problem p{{d, kern, mask, scale, detail::has_element_masks(mask)}, io, detail::Ranges(mask, d)};
+  Problem p{{d, kern, mask, scale, detail::has_element_masks(mask), softcap}, io, detail::Ranges(mask, d)};
   // The transposed keys follow the score rows (forward_workspace_bytes).
   if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
     p.kt = s + (score_rows_written(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
@@ -121,10 +121,11 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // Blocks need the port's block primitives, and a V without inf or NaN in
   // the keys any row sees (KernelsF32::weighted_sum_block); checked once per
   // KV head, when a block first needs it. The fused block (attend_block)
-  // checks its own outputs instead and declines when one is not finite.
+  // checks its own outputs instead and declines when one is not finite; it
+  // has no softcap (its logits never leave the port), so capped calls skip it.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused =
-      detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
+  const bool fused = detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks &&
+                     io.weights == nullptr && softcap == 0.0f;
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   size_t kt_head = d.hkv;       // the KV head in p.kt (plain path)

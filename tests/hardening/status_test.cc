@@ -191,6 +191,14 @@ TA_CASE("status: kBadScale for NaN and infinite scales; finite extremes are acce
   TA_CHECK_MSG(untouched, "Attention<> wrote after kBadScale");
 }
 
+TA_CASE("status: kBadScale for a softcap that is not > 0 and finite; any positive finite one is accepted") {
+  const float bad[] = {0.0f, -0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (float c : bad) expect(Status::kBadScale, "bad softcap", [&](Call& call) { call.opt.softcap = c; });
+  const float good[] = {1e-40f, FLT_MIN, 0.5f, 50.0f, FLT_MAX};
+  for (float c : good) expect(Status::kOk, "positive finite softcap", [&](Call& call) { call.opt.softcap = c; });
+}
+
 TA_CASE("status: kBadMask for kv_len > M, empty windows, both keep forms, bad enums, huge head stride") {
   expect(Status::kBadMask, "kv_len = M + 1", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m + 1); });
   expect(Status::kOk, "kv_len = M", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m); });

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "float_paths.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/reference.h"
@@ -409,4 +410,168 @@ TA_CASE("forward: the workspace without weights does not grow with M") {
   const Status s = tinyattn::forward(small, io, {p.workspace, tinyattn::forward_workspace_bytes(small, false)});
   TA_CHECK(s == Status::kWorkspaceTooSmall);
   TA_CHECK(p.y[0] == 123.0f);
+}
+
+namespace {
+
+// An additive bias with -inf on every fourth key and a keep-mask dropping
+// about a third, for the softcap cases (arena memory).
+struct CapMasks {
+  float* bias = nullptr;
+  uint8_t* keep = nullptr;
+  CapMasks(const Dims& d, uint64_t seed) {
+    bias = alloc<float>(d.n * d.m);
+    keep = alloc<uint8_t>(d.n * d.m);
+    if (!bias || !keep) return;
+    Rng rng(seed);
+    for (size_t x = 0; x < d.n * d.m; ++x) {
+      bias[x] = x % 4 == 3 ? -std::numeric_limits<float>::infinity() : rng.uniform(-3.0f, 3.0f);
+      keep[x] = rng.uniform(0.0f, 1.0f) > 0.3f ? 1 : 0;
+    }
+  }
+  bool ok() const { return bias && keep; }
+};
+
+tinyattn::Options capped(float c) {
+  tinyattn::Options o;
+  o.softcap = c;
+  return o;
+}
+
+}  // namespace
+
+TA_CASE("forward: softcap matches the reference on every port, with every mask kind") {
+  PortList pl;
+  // Rows through the kernels one, and four, at a time; GQA; 32 rows and more
+  // take the transposed keys.
+  const Dims shapes[] = {{1, 7, 5, 3}, {3, 7, 17, 5}, {17, 33, 16, 17, 2, 1}, {33, 40, 8, 6}};
+  for (const Dims& d : shapes) {
+    Arena::Scope scope;
+    CapMasks cm(d, 3);
+    if (!cm.ok()) TA_IGNORE("arena too small");
+    Mask bias_causal = Mask::additive(cm.bias);
+    bias_causal.causal = tinyattn::Causal::kBottomRight;
+    Mask keep_window = Mask::keep_bytes(cm.keep);
+    keep_window.window = {4, 1, tinyattn::Align::kTopLeft};
+    const Mask masks[] = {Mask::none(), Mask::causal_top_left(), bias_causal, keep_window};
+    const char* names[] = {"softcap", "softcap+causal", "softcap+bias+causal", "softcap+keep+window"};
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (size_t mi = 0; mi < 4; ++mi) {
+        check_forward(d, masks[mi], pl.ports[pi], 60 + d.n, names[mi], capped(1.5f));
+        check_forward(d, masks[mi], pl.ports[pi], 61 + d.n, names[mi], capped(1.5f),
+                      tinyattn::Scratch::kTransposedKeys);
+      }
+  }
+}
+
+TA_CASE("forward: softcap without weights (fused, block and tiled paths) matches the reference") {
+  PortList pl;
+  // M <= kKeyTile: the plain blocks, where a port's fused block must not
+  // run uncapped; M > kKeyTile: the online softmax in groups of rows.
+  const Dims shapes[] = {{8, 24, 16, 8}, {37, tinyattn::kKeyTile + 37, 16, 9, 2, 1}};
+  for (const Dims& d : shapes)
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (const Mask& mask : {Mask::none(), Mask::causal_bottom_right()}) {
+        Arena::Scope scope;
+        Problem p = make_problem(d, 71, 3.0f);  // logits of several units: the cap matters
+        if (!p.ok) TA_IGNORE("arena too small");
+        run_reference(p, mask, capped(2.0f));
+        for (tinyattn::Scratch scratch : {tinyattn::Scratch::kMinimal, tinyattn::Scratch::kTransposedKeys}) {
+          TA_CHECK(run_port(p, pl.ports[pi], mask, capped(2.0f), false, scratch) == Status::kOk);
+          const double vmax = max_abs(p.v, d.v_elems());
+          const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
+          TA_CHECK_MSG(y.ok, "%s M=%zu: capped Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), d.m, y.worst,
+                       y.index);
+          const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+          TA_CHECK_MSG(l.ok, "%s M=%zu: capped lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), d.m, l.worst,
+                       l.index);
+        }
+      }
+}
+
+TA_CASE("forward: softcap on the fp16 paths matches the reference") {
+  const Dims d{9, 21, 16, 7, 2, 1};
+  Arena::Scope scope;
+  CapMasks cm(d, 4);
+  Problem p = make_problem(d, 72, 2.0f);
+  if (!p.ok || !cm.ok()) TA_IGNORE("arena too small");
+  round_inputs_to_half(p);
+  Mask bias = Mask::additive(cm.bias);
+  bias.causal = tinyattn::Causal::kTopLeft;
+  PathRun runs[kMaxPathRuns];
+  const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
+  for (const Mask& mask : {Mask::none(), bias}) {
+    run_reference(p, mask, capped(1.0f));
+    for (size_t r = 0; r < nr; ++r)
+      for (bool ww : {true, false}) {
+        Arena::Scope inner;
+        const Status s = run_path(runs[r].path, p, runs[r].port, mask, capped(1.0f), ww);
+        const char* pn = tinyattn::port_name(runs[r].port);
+        TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", pn, path_name(runs[r].path), tinyattn::to_string(s));
+        if (s != Status::kOk) continue;
+        const Agreement a = against_reference(p, runs[r].path, ww);
+        TA_CHECK_MSG(a.ok(), "%s/%s weights=%d: capped output differs from the reference (y %g, lse %g, A %g)", pn,
+                     path_name(runs[r].path), ww ? 1 : 0, a.y.worst, a.lse.worst, a.weights.worst);
+      }
+  }
+}
+
+TA_CASE("forward: softcap bounds every logit by c") {
+  // Large inputs, no mask: uncapped logits reach tens of units. Capped, any
+  // two weights of a row differ by at most exp(2c), and the row's lse lies
+  // within log(M) +- c.
+  PortList pl;
+  const Dims d{6, 19, 8, 4};
+  const float c = 1.25f;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 73, 6.0f);
+    if (!p.ok) TA_IGNORE("arena too small");
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none(), capped(c)) == Status::kOk);
+    double worst_ratio = 0.0, worst_lse = 0.0;
+    for (size_t row = 0; row < d.hq * d.n; ++row) {
+      const float* w = p.weights + row * d.m;
+      float lo = w[0], hi = w[0];
+      for (size_t j = 1; j < d.m; ++j) lo = std::fmin(lo, w[j]), hi = std::fmax(hi, w[j]);
+      worst_ratio = std::fmax(worst_ratio, std::log(static_cast<double>(hi) / lo));
+      worst_lse = std::fmax(worst_lse, std::fabs(p.lse[row] - std::log(static_cast<double>(d.m))));
+    }
+    const char* pn = tinyattn::port_name(pl.ports[pi]);
+    TA_CHECK_MSG(worst_ratio <= 2.0 * c + 1e-5, "%s: log(max/min weight) = %g > 2c", pn, worst_ratio);
+    TA_CHECK_MSG(worst_lse <= c + 1e-5, "%s: |lse - log M| = %g > c", pn, worst_lse);
+    // Uncapped, the same inputs break both bounds (the test can fail).
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none()) == Status::kOk);
+    double uncapped = 0.0;
+    for (size_t row = 0; row < d.hq * d.n; ++row)
+      uncapped = std::fmax(uncapped, std::fabs(p.lse[row] - std::log(static_cast<double>(d.m))));
+    TA_CHECK_MSG(uncapped > c, "%s: the uncapped logits are too small to test the bound (%g)", pn, uncapped);
+  }
+}
+
+TA_CASE("forward: as c grows, the capped result tends to the plain one") {
+  PortList pl;
+  const Dims d{5, 13, 8, 6};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 74, 2.0f);
+    float* y_plain = alloc<float>(d.y_elems());
+    float* w_plain = alloc<float>(d.weight_elems());
+    if (!p.ok || !y_plain || !w_plain) TA_IGNORE("arena too small");
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::causal_top_left()) == Status::kOk);
+    for (size_t x = 0; x < d.y_elems(); ++x) y_plain[x] = p.y[x];
+    for (size_t x = 0; x < d.weight_elems(); ++x) w_plain[x] = p.weights[x];
+    double prev = 1e300;
+    for (float c : {3.0f, 30.0f, 300.0f, 1e20f}) {
+      TA_CHECK(run_port(p, pl.ports[pi], Mask::causal_top_left(), capped(c)) == Status::kOk);
+      const Result w = close(p.weights, w_plain, d.weight_elems(), 0.0, 0.0);
+      // Each tenfold c shrinks the change (about 1/c^2), and at 1e20 the
+      // plain path's weights come back to rounding.
+      TA_CHECK_MSG(w.worst < prev, "%s: c = %g moves the weights by %g, not less than %g", tinyattn::port_name(pl.ports[pi]),
+                   static_cast<double>(c), w.worst, prev);
+      prev = w.worst;
+    }
+    const Result y = close(p.y, y_plain, d.y_elems(), 1e-6, 1e-6);
+    TA_CHECK_MSG(y.ok, "%s: c = 1e20 gives Y off the plain path's by %g", tinyattn::port_name(pl.ports[pi]), y.worst);
+    TA_CHECK_MSG(prev <= 1e-6, "%s: c = 1e20 moves the weights by %g", tinyattn::port_name(pl.ports[pi]), prev);
+  }
 }

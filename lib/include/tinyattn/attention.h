@@ -25,6 +25,12 @@ namespace tinyattn {
 struct Options {
   std::optional<float> scale;  // unset: 1/sqrt(Dk). Must be finite when set.
   Port port = Port::kDefault;  // which compiled-in port runs the kernels
+  // Logit soft-capping (Gemma 2, ONNX Attention's softcap): each scaled logit
+  // s = scale * q.k becomes c * tanh(s / c) before the mask's bias is added
+  // and masked keys are dropped (ONNX's order: a -inf bias stays -inf).
+  // Unset: no capping. When set, c must be > 0 and finite, else kBadScale.
+  // fp32 and fp16 forward, and backward; forward_i8 returns kUnsupported.
+  std::optional<float> softcap = std::nullopt;  // initialized: Options{scale, port} stays -Wextra-clean
 };
 
 struct Workspace {
