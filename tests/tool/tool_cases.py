@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "quant"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "gen"))
 import gen_quant_vectors as quant  # noqa: E402
-from exact_math import dot, exp  # noqa: E402
+from exact_math import dot, exp, tanh  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
 WORK.mkdir(parents=True, exist_ok=True)
@@ -48,8 +48,9 @@ def tool(*args):
 # dot products and exp come from tools/gen/exact_math.py (the same bits on every CPU).
 
 
-def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None):
-    """float64 attention with the library's semantics (fully masked rows -> 0)."""
+def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None, softcap=None):
+    """float64 attention with the library's semantics (fully masked rows -> 0).
+    softcap c: each scaled logit becomes c*tanh(s/c) before the bias is added (ONNX Attention)."""
     q3 = q if q.ndim == 3 else q[None]
     k3 = k if k.ndim == 3 else k[None]
     v3 = v if v.ndim == 3 else v[None]
@@ -84,6 +85,8 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
             row = []
             for c in range(m):
                 x = s * dot(qh[r], kh[c]) if visible[r, c] else -math.inf
+                if visible[r, c] and softcap is not None:
+                    x = softcap * tanh(x / softcap)
                 if visible[r, c] and bh is not None:
                     x += float(bh[r, c])
                 row.append(x)
@@ -292,6 +295,13 @@ def run_cases():
               {"bias": bias, "scale": float(np.float32(0.3))})
     check_run("mask_and_causal", (r(5, 16), r(7, 16), r(7, 8)),
               ["--mask", save("mask_b1b.npy", keep), "--causal", "bottom-right"], {"keep": keep, "causal": "bottom-right"})
+    cap = float(np.float32(0.75))
+    check_run("softcap", (r(5, 16) * 2, r(7, 16), r(7, 8)), ["--softcap", "0.75"], {"softcap": cap})
+    check_run("softcap_bias_causal_gqa", (r(4, 4, 8) * 2, r(2, 6, 8), r(2, 6, 5)),
+              ["--softcap", "0.75", "--bias", save("bias_cap.npy", bias), "--causal", "top-left", "--heads", "4,2"],
+              {"softcap": cap, "bias": bias, "causal": "top-left"})
+    check_run("softcap_long_keys_tiled", (r(2, 3, 16) * 2, r(1, 700, 16), r(1, 700, 8)), ["--softcap", "0.75"],
+              {"softcap": cap}, weights=False)
     check_run("float16", (r(5, 16), r(7, 16), r(7, 8)), [], {}, dtype=np.float16)
     check_run("format_2_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(2, 0))
     check_run("format_3_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(3, 0))
@@ -308,6 +318,8 @@ def run_cases():
     check_f16("f16_mask_bias_scale", (r(4, 8), r(6, 8), r(6, 3)),
               ["--mask", save("f16_keep.npy", keep46), "--bias", save("bias.npy", bias), "--scale", "0.3"],
               {"keep": keep46, "bias": bias, "scale": float(np.float32(0.3))})
+    check_f16("f16_softcap_bias", (r(4, 8) * 2, r(6, 8), r(6, 3)), ["--softcap", "0.75", "--bias", save("bias.npy", bias)],
+              {"softcap": float(np.float32(0.75)), "bias": bias})
     check_f16("f16_window_kvlen", (r(6, 8), r(6, 8), r(6, 4)), ["--window", "2,1", "--kv-len", "5"],
               {"window": (2, 1, "top-left"), "kv_len": 5})
     check_f16("f16_long_keys_tiled", (r(2, 3, 16), r(1, 700, 16), r(1, 700, 8)), ["--causal", "top-left"],
@@ -484,6 +496,9 @@ def malformed():
     expect_error("window_empty", [*common, "--window", "-3,1"], "bad_mask")
     expect_error("causal_value", [*common, "--causal", "diagonal"], "--causal", code=2)
     expect_error("scale_nan", [*common, "--scale", "nan"], "--scale", code=2)
+    for bad in ("0", "-1", "inf", "nan", "2x"):
+        expect_error(f"softcap_{bad}", [*common, "--softcap", bad], "--softcap", code=2)
+    expect_error("i8_softcap", [*common8, "--qparams", good_qp, "--softcap", "5"], "--softcap", code=2)
     expect_error("unknown_flag", [*common, "--frobnicate", "1"], "unknown argument", code=2)
     expect_error("missing_out", ["run", "--q", good_q, "--k", good_k, "--v", good_v], "--out", code=2)
     expect_error("unknown_command", ["frobnicate"], "unknown command", code=2)

@@ -44,7 +44,7 @@ const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
     "               [--mask M.npy] [--causal top-left|bottom-right] [--window L,R[,top-left|bottom-right]]\n"
-    "               [--kv-len L] [--bias B.npy] [--scale S] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
+    "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
@@ -53,7 +53,8 @@ const char kUsage[] =
     "(f32 inputs to f16 are rounded to nearest even), int8 for i8; mask [Hq,]N,M bool/uint8 (nonzero =\n"
     "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
     "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
-    "Y int8 and A uint16 Q0.15 probabilities (i8).\n";
+    "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
+    "before the bias and masks, as ONNX Attention's softcap (f32 and f16).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
@@ -107,7 +108,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
-  std::string causal, window, kv_len, scale, heads, dtype = "f32", port = "default", qparams;
+  std::string causal, window, kv_len, scale, softcap, heads, dtype = "f32", port = "default", qparams;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
@@ -250,7 +251,8 @@ int cmd_run(int argc, char** argv) {
   } opts[] = {{"--q", &r.q},           {"--k", &r.k},         {"--v", &r.v},
               {"--out", &r.out},       {"--weights", &r.weights}, {"--mask", &r.mask},
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
-              {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--heads", &r.heads},
+              {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--softcap", &r.softcap},
+              {"--heads", &r.heads},
               {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -281,6 +283,14 @@ int cmd_run(int argc, char** argv) {
     const float s = std::strtof(r.scale.c_str(), &end);
     if (*end != '\0' || !std::isfinite(s)) return usage_error("--scale must be a finite number, got '" + r.scale + "'");
     opt.scale = s;
+  }
+  if (!r.softcap.empty()) {
+    char* end = nullptr;
+    const float c = std::strtof(r.softcap.c_str(), &end);
+    if (*end != '\0' || !(c > 0.0f) || !std::isfinite(c))
+      return usage_error("--softcap must be a finite number > 0, got '" + r.softcap + "'");
+    if (is_i8) return usage_error("--softcap applies to --dtype f32 and f16 (forward_i8 has no softcap)");
+    opt.softcap = c;
   }
 
   std::string error;
