@@ -12,7 +12,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Diagonal key position of query i, as a signed number.
-int64_t diag(Align a, size_t i, size_t n, size_t m) {
+int64_t diag(Align a, int32_t offset, size_t i, size_t n, size_t m) {
+  if (a == Align::kOffset) return static_cast<int64_t>(i) + offset;
   return a == Align::kTopLeft ? static_cast<int64_t>(i)
                               : static_cast<int64_t>(i) + static_cast<int64_t>(m) - static_cast<int64_t>(n);
 }
@@ -47,10 +48,11 @@ double weight(const RowStats& st, double s) {
 
 bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
   const int64_t jj = static_cast<int64_t>(j);
-  if (mask.causal == Causal::kTopLeft && jj > diag(Align::kTopLeft, i, d.n, d.m)) return false;
-  if (mask.causal == Causal::kBottomRight && jj > diag(Align::kBottomRight, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kTopLeft && jj > diag(Align::kTopLeft, 0, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kBottomRight && jj > diag(Align::kBottomRight, 0, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kOffset && jj > static_cast<int64_t>(i) + mask.offset) return false;
   const Window& w = mask.window;
-  const int64_t p = diag(w.align, i, d.n, d.m);
+  const int64_t p = diag(w.align, mask.offset, i, d.n, d.m);
   if (w.left != kUnbounded && jj < p - w.left) return false;
   if (w.right != kUnbounded && jj > p + w.right) return false;
   if (mask.kv_len != kAllKeys && j >= mask.kv_len) return false;

@@ -174,7 +174,7 @@ bool check_against_ref(const Grad& g, double tol, const char* what, const char* 
 
 // Every mask kind of the forward, built for one shape (element masks in the arena).
 struct MaskSet {
-  static constexpr size_t kCount = 14;
+  static constexpr size_t kCount = 16;
   Mask masks[kCount];
   const char* names[kCount];
   size_t n = 0;
@@ -211,6 +211,8 @@ struct MaskSet {
     add(Mask::sliding_window(-1, 3, tinyattn::Align::kTopLeft), "window-shifted");
     add(Mask::key_padding(static_cast<uint32_t>(d.m * 2 / 3)), "kv-len");
     add(Mask::key_padding(0), "kv-len-0");
+    add(Mask::causal_offset(1), "causal-offset-1");
+    add(Mask::causal_cache(static_cast<uint32_t>(d.m - d.m / 3), static_cast<uint32_t>(d.n)), "causal-cache");
     add(Mask::keep_bytes(keep), "keep-bytes");
     add(Mask::keep_bitmask(bits), "keep-bits");
     add(Mask::additive(bias), "bias");

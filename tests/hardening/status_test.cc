@@ -199,6 +199,36 @@ TA_CASE("status: kBadScale for a softcap that is not > 0 and finite; any positiv
   for (float c : good) expect(Status::kOk, "positive finite softcap", [&](Call& call) { call.opt.softcap = c; });
 }
 
+TA_CASE("status: kBadMask for an offset nothing reads, out of range, or past the valid keys") {
+  // Call's dims: N = 3, M = 5.
+  expect(Status::kBadMask, "offset without a kOffset mask", [](Call& c) { c.mask.offset = 1; });
+  expect(Status::kBadMask, "offset with top-left causal", [](Call& c) {
+    c.mask = Mask::causal_top_left();
+    c.mask.offset = 2;
+  });
+  expect(Status::kBadMask, "offset with an inactive kOffset window", [](Call& c) {
+    c.mask.window.align = tinyattn::Align::kOffset;
+    c.mask.offset = 2;
+  });
+  expect(Status::kBadMask, "offset > kMaxDim",
+         [](Call& c) { c.mask = Mask::causal_offset(static_cast<int32_t>(tinyattn::kMaxDim) + 1); });
+  expect(Status::kBadMask, "offset < -kMaxDim",
+         [](Call& c) { c.mask = Mask::causal_offset(-static_cast<int32_t>(tinyattn::kMaxDim) - 1); });
+  expect(Status::kBadMask, "offset + N > kv_len", [](Call& c) {
+    c.mask = Mask::causal_offset(3);
+    c.mask.kv_len = 5;
+  });
+  expect(Status::kBadMask, "window offset + N > kv_len", [](Call& c) {
+    c.mask = Mask::sliding_window(1, 0, tinyattn::Align::kOffset);
+    c.mask.offset = 2;
+    c.mask.kv_len = 4;
+  });
+  expect(Status::kOk, "causal_cache(5, 3)", [](Call& c) { c.mask = Mask::causal_cache(5, 3); });
+  expect(Status::kOk, "causal_cache(2, 3)", [](Call& c) { c.mask = Mask::causal_cache(2, 3); });
+  expect(Status::kOk, "offset past M without kv_len", [](Call& c) { c.mask = Mask::causal_offset(100); });
+  expect(Status::kOk, "offset kMaxDim", [](Call& c) { c.mask = Mask::causal_offset(static_cast<int32_t>(tinyattn::kMaxDim)); });
+}
+
 TA_CASE("status: kBadMask for kv_len > M, empty windows, both keep forms, bad enums, huge head stride") {
   expect(Status::kBadMask, "kv_len = M + 1", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m + 1); });
   expect(Status::kOk, "kv_len = M", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m); });

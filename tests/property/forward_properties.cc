@@ -111,6 +111,14 @@ TA_CASE("forward: causal alignments follow their definitions") {
                    d.m, i, tl.lo, tl.hi);
       TA_CHECK_MSG(br.lo == 0 && static_cast<long long>(br.hi) == want_br, "bottom-right N=%zu M=%zu i=%zu: [%zu,%zu)",
                    d.n, d.m, i, br.lo, br.hi);
+      // offset: j <= i + offset, whatever N and M.
+      for (int32_t off : {-9, -2, 0, 1, 4, 20}) {
+        const tinyattn::KeyRange r = tinyattn::key_range(Mask::causal_offset(off), i, d.n, d.m);
+        long long want = static_cast<long long>(i) + off + 1;
+        want = want < 0 ? 0 : want > static_cast<long long>(d.m) ? static_cast<long long>(d.m) : want;
+        TA_CHECK_MSG(r.lo == 0 && static_cast<long long>(r.hi) == want, "offset %d N=%zu M=%zu i=%zu: [%zu,%zu)", static_cast<int>(off),
+                     d.n, d.m, i, r.lo, r.hi);
+      }
     }
 }
 
@@ -574,4 +582,105 @@ TA_CASE("forward: as c grows, the capped result tends to the plain one") {
     TA_CHECK_MSG(y.ok, "%s: c = 1e20 gives Y off the plain path's by %g", tinyattn::port_name(pl.ports[pi]), y.worst);
     TA_CHECK_MSG(prev <= 1e-6, "%s: c = 1e20 moves the weights by %g", tinyattn::port_name(pl.ports[pi]), prev);
   }
+}
+
+namespace {
+
+// Every float path of every port on p (its inputs already fp16-exact)
+// against the reference for this mask and options, with and without weights.
+void check_float_paths(Problem& p, const Mask& mask, const tinyattn::Options& o, const char* what) {
+  run_reference(p, mask, o);
+  PathRun runs[kMaxPathRuns];
+  const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
+  for (size_t r = 0; r < nr; ++r)
+    for (bool ww : {true, false}) {
+      Arena::Scope inner;
+      const Status s = run_path(runs[r].path, p, runs[r].port, mask, o, ww);
+      const char* pn = tinyattn::port_name(runs[r].port);
+      TA_CHECK_MSG(s == Status::kOk, "%s %s/%s: status %s", what, pn, path_name(runs[r].path), tinyattn::to_string(s));
+      if (s != Status::kOk) continue;
+      const Agreement a = against_reference(p, runs[r].path, ww);
+      TA_CHECK_MSG(a.ok(), "%s %s/%s weights=%d: differs from the reference (y %g, lse %g, A %g)", what, pn,
+                   path_name(runs[r].path), ww ? 1 : 0, a.y.worst, a.lse.worst, a.weights.worst);
+    }
+}
+
+}  // namespace
+
+TA_CASE("forward: causal by offset and over a partly filled cache match the reference on every port") {
+  PortList pl;
+  const Dims shapes[] = {{5, 9, 8, 4}, {9, 9, 16, 8}, {9, 5, 7, 3}, {1, 17, 33, 17}, {17, 40, 16, 17, 2, 1}};
+  for (const Dims& d : shapes) {
+    const uint32_t n = static_cast<uint32_t>(d.n), m = static_cast<uint32_t>(d.m);
+    // Chunked prefill: N new queries after some cached keys, the buffer not full.
+    const uint32_t valid = n <= m ? n + (m - n) / 2 : m;
+    Mask window = Mask::sliding_window(3, 0, tinyattn::Align::kOffset);
+    window.offset = 2;
+    Mask cache_window = Mask::causal_cache(valid, n);
+    cache_window.window = {2, tinyattn::kUnbounded, tinyattn::Align::kOffset};
+    const Mask masks[] = {Mask::causal_offset(-2), Mask::causal_offset(0), Mask::causal_offset(3),
+                          Mask::causal_cache(valid, n), Mask::causal_cache(m, n), window, cache_window};
+    const char* names[] = {"offset -2", "offset 0", "offset 3", "cache", "full cache", "window@offset",
+                           "cache+window"};
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (size_t mi = 0; mi < 7; ++mi) {
+        check_forward(d, masks[mi], pl.ports[pi], 90 + mi, names[mi]);
+        check_forward(d, masks[mi], pl.ports[pi], 90 + mi, names[mi], {}, tinyattn::Scratch::kTransposedKeys);
+      }
+  }
+  // fp16 paths, and the online softmax (M > kKeyTile, no weights).
+  const Dims dims[] = {{6, 14, 8, 5, 2, 1}, {37, tinyattn::kKeyTile + 37, 16, 9, 2, 1}};
+  for (const Dims& d : dims) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 93);
+    if (!p.ok) TA_IGNORE("arena too small");
+    round_inputs_to_half(p);
+    const uint32_t valid = static_cast<uint32_t>(d.m - 5);
+    check_float_paths(p, Mask::causal_cache(valid, static_cast<uint32_t>(d.n)), {}, "cache");
+    check_float_paths(p, Mask::causal_offset(-3), {}, "offset -3");
+  }
+}
+
+TA_CASE("forward: causal_cache(valid, N) over M keys equals bottom-right causal over the valid keys alone") {
+  // What ONNX Attention means by is_causal over a partly filled cache, and
+  // why kBottomRight with kv_len is not it when N > 1 and valid < M.
+  PortList pl;
+  const Dims full{4, 16, 8, 5, 2, 1};
+  for (uint32_t valid : {4u, 9u, 15u})
+    for (size_t pi = 0; pi < pl.n; ++pi) {
+      Arena::Scope scope;
+      Problem p = make_problem(full, 95 + valid);
+      Dims part = full;
+      part.m = valid;
+      Problem q = make_problem(part, 1);
+      if (!p.ok || !q.ok) TA_IGNORE("arena too small");
+      // q holds p's first `valid` keys and values of each KV head.
+      for (size_t x = 0; x < full.q_elems(); ++x) q.q[x] = p.q[x];
+      for (size_t h = 0; h < full.hkv; ++h) {
+        for (size_t x = 0; x < valid * full.dk; ++x) q.k[h * valid * full.dk + x] = p.k[h * full.m * full.dk + x];
+        for (size_t x = 0; x < valid * full.dv; ++x) q.v[h * valid * full.dv + x] = p.v[h * full.m * full.dv + x];
+      }
+      const Port port = pl.ports[pi];
+      TA_CHECK(run_port(q, port, Mask::causal_bottom_right()) == Status::kOk);
+      TA_CHECK(run_port(p, port, Mask::causal_cache(valid, static_cast<uint32_t>(full.n))) == Status::kOk);
+      const Result y = close(p.y, q.y, full.y_elems(), 1e-6, 1e-6);
+      TA_CHECK_MSG(y.ok, "%s valid=%u: Y differs from the pass over the valid keys by %g at %zu", tinyattn::port_name(port),
+                   static_cast<unsigned>(valid), y.worst, y.index);
+      size_t bad = 0;
+      for (size_t row = 0; row < full.hq * full.n; ++row)
+        for (size_t j = 0; j < full.m; ++j) {
+          const float want = j < valid ? q.weights[row * valid + j] : 0.0f;
+          bad += std::fabs(p.weights[row * full.m + j] - want) > 1e-6f;
+        }
+      TA_CHECK_MSG(bad == 0, "%s valid=%u: %zu weights differ", tinyattn::port_name(port), static_cast<unsigned>(valid),
+                   bad);
+      // kBottomRight aligns to M, not to the valid keys: the first queries
+      // then see keys that are not yet theirs (all of them once valid < M).
+      Mask trap = Mask::causal_bottom_right();
+      trap.kv_len = valid;
+      TA_CHECK(run_port(p, port, trap) == Status::kOk);
+      const Result t = close(p.y, q.y, full.y_elems(), 1e-6, 1e-6);
+      TA_CHECK_MSG(!t.ok, "%s valid=%u: bottom-right with kv_len agreed, the test shows nothing", tinyattn::port_name(port),
+                   static_cast<unsigned>(valid));
+    }
 }
