@@ -458,6 +458,8 @@ Mask case_mask(const sd::Case& c) {
     case sd::CaseKind::kBias: return Mask::additive(g.bias);
     case sd::CaseKind::kTiled: return Mask::none();
     case sd::CaseKind::kSoftcapBias: return Mask::additive(g.bias);
+    case sd::CaseKind::kCausalCache:
+      return Mask::causal_cache(static_cast<uint32_t>(c.a), static_cast<uint32_t>(sd::kN));
   }
   return Mask::none();
 }

@@ -45,6 +45,9 @@ CASES = [
     ("kat_window_top_left", "kWindowTopLeft", 1, 2, 1, "window (1, 2), top-left"),
     ("kat_window_bottom_right", "kWindowBottomRight", 3, 0, 1, "window (3, 0), bottom-right"),
     ("kat_kv_len", "kKvLen", 6, 0, 1, "kv_len 6 of 9"),
+    # ONNX Attention's causal rule over a partly filled cache: the 4 queries are
+    # the last of 7 valid keys of 9 (offset 3; bottom-right would give 5).
+    ("kat_causal_cache", "kCausalCache", 7, 0, 1, "causal over 7 valid keys of 9"),
     ("kat_keep_bytes", "kKeepBytes", 0, 0, 1, "keep bytes"),
     ("kat_keep_bits", "kKeepBits", 0, 0, 1, "keep bits"),
     ("kat_bias", "kBias", 0, 0, 1, "additive bias with -inf"),
@@ -102,6 +105,8 @@ def visible(kind, a, i, j, keep):
         return p - a <= j <= p + CASES_B[kind]
     if kind == "kKvLen":
         return j < a
+    if kind == "kCausalCache":
+        return j <= i + a - N and j < a
     if kind in ("kKeepBytes", "kKeepBits"):
         return keep[i, j]
     return True
@@ -230,8 +235,9 @@ def generate():
     out.append(f"inline constexpr uint8_t kKeepMaskBits[{keep_bits.size}] = {{\n{fmt_list(ints(keep_bits), row_bytes)}\n}};")
     out.append(f"inline constexpr int8_t kBiasValues[{bias8.size}] = {{\n{fmt_list(ints(bias8), M)}\n}};\n")
     out.append("enum class CaseKind : uint8_t {\n  kPlain, kCausalTopLeft, kCausalBottomRight, kWindowTopLeft,\n"
-               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias, kTiled, kSoftcapBias,\n};\n")
-    out.append("struct Case {\n  const char* name;\n  const char* title;  // for the properties table\n  CaseKind kind;\n  int32_t a, b;   // window left/right, or kv_len\n"
+               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias, kTiled, kSoftcapBias,\n"
+               "  kCausalCache,\n};\n")
+    out.append("struct Case {\n  const char* name;\n  const char* title;  // for the properties table\n  CaseKind kind;\n  int32_t a, b;   // window left/right, or kv_len (kKvLen, kCausalCache)\n"
                "  size_t hq;       // query heads (1, or kHq for grouped-query)\n"
                "  size_t y_offset; // into kExpectedY\n  size_t lse_offset;\n};\n")
     out.append(f"inline constexpr Case kCases[{len(CASES)}] = {{")
