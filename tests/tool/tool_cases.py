@@ -48,7 +48,8 @@ def tool(*args):
 # dot products and exp come from tools/gen/exact_math.py (the same bits on every CPU).
 
 
-def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None, softcap=None):
+def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None, softcap=None,
+              offset=0):
     """float64 attention with the library's semantics (fully masked rows -> 0).
     softcap c: each scaled logit becomes c*tanh(s/c) before the bias is added (ONNX Attention)."""
     q3 = q if q.ndim == 3 else q[None]
@@ -66,9 +67,11 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
         vis &= j <= i
     if causal == "bottom-right":
         vis &= j <= i + m - n
+    if causal == "offset":
+        vis &= j <= i + offset
     if window is not None:
         left, right, align = window
-        p = i if align == "top-left" else i + m - n
+        p = i if align == "top-left" else i + offset if align == "offset" else i + m - n
         vis &= (j >= p - left) & (j <= p + right)
     if kv_len is not None:
         vis &= j < kv_len
@@ -283,6 +286,11 @@ def run_cases():
     check_run("window_br", (r(3, 8), r(7, 8), r(7, 4)), ["--window", "3,0,bottom-right"],
               {"window": (3, 0, "bottom-right")})
     check_run("kv_len", (r(3, 5), r(8, 5), r(8, 2)), ["--kv-len", "4"], {"kv_len": 4})
+    # ONNX's causal rule over a cache of 7 valid keys in a buffer of 10: offset 7 - 3.
+    check_run("causal_cache", (r(3, 8), r(10, 8), r(10, 4)), ["--causal", "offset", "--offset", "4", "--kv-len", "7"],
+              {"causal": "offset", "offset": 4, "kv_len": 7})
+    check_run("window_offset", (r(2, 5, 8), r(2, 9, 8), r(2, 9, 3)), ["--window", "2,0,offset", "--offset", "-1"],
+              {"window": (2, 0, "offset"), "offset": -1})
     keep = rng.random((5, 7)) < 0.6
     keep[1] = False  # a fully masked row
     check_run("mask_b1", (r(5, 16), r(7, 16), r(7, 8)), ["--mask", save("mask_b1.npy", keep)], {"keep": keep})
@@ -495,6 +503,9 @@ def malformed():
     expect_error("window_syntax", [*common, "--window", "2"], "--window", code=2)
     expect_error("window_empty", [*common, "--window", "-3,1"], "bad_mask")
     expect_error("causal_value", [*common, "--causal", "diagonal"], "--causal", code=2)
+    expect_error("offset_without_causal", [*common, "--offset", "2"], "--offset", code=2)
+    expect_error("causal_offset_without_offset", [*common, "--causal", "offset"], "--offset", code=2)
+    expect_error("offset_past_kv_len", [*common, "--causal", "offset", "--offset", "5", "--kv-len", "6"], "bad_mask")
     expect_error("scale_nan", [*common, "--scale", "nan"], "--scale", code=2)
     for bad in ("0", "-1", "inf", "nan", "2x"):
         expect_error(f"softcap_{bad}", [*common, "--softcap", bad], "--softcap", code=2)

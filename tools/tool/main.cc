@@ -43,7 +43,8 @@ constexpr size_t kMaxOutputBytes = size_t{1} << 30;
 const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
-    "               [--mask M.npy] [--causal top-left|bottom-right] [--window L,R[,top-left|bottom-right]]\n"
+    "               [--mask M.npy] [--causal top-left|bottom-right|offset] [--window L,R[,top-left|bottom-right|offset]]\n"
+    "               [--offset K]\n"
     "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
@@ -54,7 +55,8 @@ const char kUsage[] =
     "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
     "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
     "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
-    "before the bias and masks, as ONNX Attention's softcap (f32 and f16).\n";
+    "before the bias and masks, as ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at\n"
+    "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
@@ -108,7 +110,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
-  std::string causal, window, kv_len, scale, softcap, heads, dtype = "f32", port = "default", qparams;
+  std::string causal, window, offset, kv_len, scale, softcap, heads, dtype = "f32", port = "default", qparams;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
@@ -252,6 +254,7 @@ int cmd_run(int argc, char** argv) {
               {"--out", &r.out},       {"--weights", &r.weights}, {"--mask", &r.mask},
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
               {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--softcap", &r.softcap},
+              {"--offset", &r.offset},
               {"--heads", &r.heads},
               {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
@@ -379,20 +382,31 @@ int cmd_run(int argc, char** argv) {
   if (!r.causal.empty()) {
     if (r.causal == "top-left") mask.causal = tinyattn::Causal::kTopLeft;
     else if (r.causal == "bottom-right") mask.causal = tinyattn::Causal::kBottomRight;
-    else return usage_error("--causal must be top-left or bottom-right, got '" + r.causal + "'");
+    else if (r.causal == "offset") mask.causal = tinyattn::Causal::kOffset;
+    else return usage_error("--causal must be top-left, bottom-right or offset, got '" + r.causal + "'");
   }
   if (!r.window.empty()) {
     const std::vector<std::string> w = split(r.window, ',');
     long long left = 0, right = 0;
     if (w.size() < 2 || w.size() > 3 || !parse_long(w[0], -65536, 65536, &left) || !parse_long(w[1], -65536, 65536, &right))
-      return usage_error("--window must be L,R[,top-left|bottom-right] (integers), got '" + r.window + "'");
+      return usage_error("--window must be L,R[,top-left|bottom-right|offset] (integers), got '" + r.window + "'");
     mask.window.left = static_cast<int32_t>(left);
     mask.window.right = static_cast<int32_t>(right);
     if (w.size() == 3) {
       if (w[2] == "top-left") mask.window.align = tinyattn::Align::kTopLeft;
       else if (w[2] == "bottom-right") mask.window.align = tinyattn::Align::kBottomRight;
-      else return usage_error("--window alignment must be top-left or bottom-right, got '" + w[2] + "'");
+      else if (w[2] == "offset") mask.window.align = tinyattn::Align::kOffset;
+      else return usage_error("--window alignment must be top-left, bottom-right or offset, got '" + w[2] + "'");
     }
+  }
+  const bool offset_aligned = mask.causal == tinyattn::Causal::kOffset || mask.window.align == tinyattn::Align::kOffset;
+  if (offset_aligned != !r.offset.empty())
+    return usage_error("--offset K goes with --causal offset or a --window aligned to offset, and they need it");
+  if (!r.offset.empty()) {
+    long long off = 0;
+    if (!parse_long(r.offset, -65536, 65536, &off))
+      return usage_error("--offset must be an integer in [-65536, 65536], got '" + r.offset + "'");
+    mask.offset = static_cast<int32_t>(off);
   }
   if (!r.kv_len.empty()) {
     long long l = 0;
@@ -459,7 +473,8 @@ int cmd_run(int argc, char** argv) {
   }
   if (s != tinyattn::Status::kOk) {
     std::string hint;
-    if (s == tinyattn::Status::kBadMask) hint = " (the window is empty: L + R must be >= 0)";
+    if (s == tinyattn::Status::kBadMask)
+      hint = " (the window is empty: L + R must be >= 0, or --offset + N > --kv-len: a query past the valid keys)";
     return fail(std::string(api) + " rejected the problem: " + tinyattn::to_string(s) + hint);
   }
 
