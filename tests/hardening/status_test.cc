@@ -229,6 +229,23 @@ TA_CASE("status: kBadMask for an offset nothing reads, out of range, or past the
   expect(Status::kOk, "offset kMaxDim", [](Call& c) { c.mask = Mask::causal_offset(static_cast<int32_t>(tinyattn::kMaxDim)); });
 }
 
+TA_CASE("status: score outputs are checked like the weights (aliasing, alignment, stage)") {
+  expect(Status::kUnsupported, "score stage out of range", [](Call& c) {
+    c.io.scores = c.io.weights;
+    c.io.weights = nullptr;
+    c.io.score_stage = static_cast<tinyattn::ScoreStage>(3);
+  });
+  expect(Status::kAliasing, "scores over the weights", [](Call& c) { c.io.scores = c.io.weights; });
+  expect(Status::kAliasing, "scores over Q", [](Call& c) {
+    c.io.scores = const_cast<float*>(c.io.q);
+    c.io.weights = nullptr;
+  });
+  expect(Status::kMisaligned, "scores misaligned", [](Call& c) {
+    c.io.scores = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(c.io.weights) + 1);
+    c.io.weights = nullptr;
+  });
+}
+
 TA_CASE("status: kBadMask for kv_len > M, empty windows, both keep forms, bad enums, huge head stride") {
   expect(Status::kBadMask, "kv_len = M + 1", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m + 1); });
   expect(Status::kOk, "kv_len = M", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m); });

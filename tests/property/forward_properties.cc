@@ -684,3 +684,64 @@ TA_CASE("forward: causal_cache(valid, N) over M keys equals bottom-right causal 
                    static_cast<unsigned>(valid));
     }
 }
+
+TA_CASE("forward: score outputs at each stage match the reference's logits and change nothing else") {
+  PortList pl;
+  const Dims d{6, 11, 9, 4, 2, 1};
+  Arena::Scope scope;
+  CapMasks cm(d, 5);
+  float* scores = alloc<float>(d.weight_elems());
+  float* y0 = alloc<float>(d.y_elems());
+  float* w0 = alloc<float>(d.weight_elems());
+  Problem p = make_problem(d, 96, 2.0f);
+  if (!cm.ok() || !scores || !y0 || !w0 || !p.ok) TA_IGNORE("arena too small");
+  Mask all = Mask::causal_cache(9, static_cast<uint32_t>(d.n));
+  all.bias = cm.bias;
+  all.keep = cm.keep;
+  const Mask masks[] = {Mask::none(), all};
+  const tinyattn::ScoreStage stages[] = {tinyattn::ScoreStage::kScaled, tinyattn::ScoreStage::kSoftcapped,
+                                         tinyattn::ScoreStage::kMasked};
+  for (size_t pi = 0; pi < pl.n; ++pi)
+    for (const Mask& mask : masks)
+      for (bool cap : {false, true}) {
+        tinyattn::Options o = cap ? capped(1.5f) : tinyattn::Options{};
+        o.port = pl.ports[pi];
+        const double c = cap ? 1.5 : 0.0;
+        const float scale = tinyattn::effective_scale(d, o);
+        // Without scores first: what requesting them must not change.
+        tinyattn::ForwardIo io{p.q, p.k, p.v, y0, w0, nullptr};
+        TA_CHECK(tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d)}, mask, o) == Status::kOk);
+        for (tinyattn::ScoreStage stage : stages) {
+          for (size_t x = 0; x < d.weight_elems(); ++x) scores[x] = kNaN;
+          io.y = p.y;
+          io.weights = p.weights;
+          io.scores = scores;
+          io.score_stage = stage;
+          const Status s = tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d)}, mask, o);
+          TA_CHECK(s == Status::kOk);
+          size_t bad = 0, changed = 0;
+          double worst = 0.0;
+          for (size_t h = 0; h < d.hq; ++h)
+            for (size_t i = 0; i < d.n; ++i)
+              for (size_t j = 0; j < d.m; ++j) {
+                double want = tinyattn::ref::score(d, p.q, p.k, scale, h, i, j);
+                if (stage != tinyattn::ScoreStage::kScaled && cap) want = c * std::tanh(want / c);
+                if (stage == tinyattn::ScoreStage::kMasked) want = tinyattn::ref::logit(d, p.q, p.k, mask, scale, h, i, j, c);
+                const double got = scores[(h * d.n + i) * d.m + j];
+                if (std::isinf(want) || std::isinf(got)) {
+                  bad += got != want;
+                  continue;
+                }
+                const double err = std::fabs(got - want);
+                worst = std::fmax(worst, err);
+                bad += !(err <= 1e-5 + 1e-5 * std::fabs(want));
+              }
+          for (size_t x = 0; x < d.y_elems(); ++x) changed += p.y[x] != y0[x];
+          for (size_t x = 0; x < d.weight_elems(); ++x) changed += p.weights[x] != w0[x];
+          TA_CHECK_MSG(bad == 0, "%s stage %d cap %d: %zu scores off (worst %g)", tinyattn::port_name(pl.ports[pi]),
+                       static_cast<int>(stage), cap ? 1 : 0, bad, worst);
+          TA_CHECK_MSG(changed == 0, "%s stage %d: requesting scores changed %zu outputs",
+                       tinyattn::port_name(pl.ports[pi]), static_cast<int>(stage), changed);
+        }
+      }
+}

@@ -49,8 +49,9 @@ def tool(*args):
 
 
 def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None, softcap=None,
-              offset=0):
+              offset=0, stages=None):
     """float64 attention with the library's semantics (fully masked rows -> 0).
+    stages: a dict that receives the logits [Hq, N, M] at "scaled", "softcapped" and "masked".
     softcap c: each scaled logit becomes c*tanh(s/c) before the bias is added (ONNX Attention)."""
     q3 = q if q.ndim == 3 else q[None]
     k3 = k if k.ndim == 3 else k[None]
@@ -84,6 +85,12 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
         bh = None if bias is None else (bias if bias.ndim == 2 else bias[h]).astype(np.float64)
         a = np.zeros((n, m))
         y = np.zeros((n, dv))
+        if stages is not None:
+            raw = np.array([[s * dot(qh[r], kh[c]) for c in range(m)] for r in range(n)])
+            capped = raw if softcap is None else np.array([[softcap * tanh(x / softcap) for x in row] for row in raw])
+            masked = np.where(visible, capped + (0.0 if bh is None else bh), -np.inf)
+            for key, val in (("scaled", raw), ("softcapped", capped), ("masked", masked)):
+                stages.setdefault(key, []).append(val)
         for r in range(n):
             row = []
             for c in range(m):
@@ -131,6 +138,32 @@ def check_run(name, arrays, flags, ref_kwargs, version=None, dtype=np.float32, w
         failures.append(f"{name}: masked weights are not exactly 0")
     else:
         print(f"ok   {name}: Y max error {np.abs(y - y_ref).max():.2e}")
+
+
+def check_scores(name, arrays, flags, ref_kwargs):
+    """--scores at every stage against the reference's logits: -inf exactly where masked."""
+    q, k, v = (a.astype(np.float32) for a in arrays)
+    args = ["run", "--q", save(f"{name}_q.npy", q), "--k", save(f"{name}_k.npy", k), "--v", save(f"{name}_v.npy", v),
+            "--out", str(WORK / f"{name}_y.npy"), *flags]
+    stages = {}
+    reference(q, k, v, stages=stages, **ref_kwargs)
+    for stage, want in stages.items():
+        want = np.array(want) if q.ndim == 3 else np.array(want)[0]
+        out = WORK / f"{name}_{stage}.npy"
+        r = tool(*args, "--scores", str(out), "--score-stage", stage)
+        if r.returncode != 0:
+            failures.append(f"{name}/{stage}: exit {r.returncode}: {r.stderr.strip()}")
+            continue
+        got = np.load(out).astype(np.float64)
+        inf = np.isinf(want)
+        if got.shape != want.shape or not np.array_equal(got[inf], want[inf]):
+            failures.append(f"{name}/{stage}: shape {got.shape} or masked entries differ from the reference")
+            continue
+        err = np.abs(got[~inf] - want[~inf]) - (1e-5 + 1e-5 * np.abs(want[~inf]))
+        if err.size and err.max() > 0:
+            failures.append(f"{name}/{stage}: off by {np.abs(got[~inf] - want[~inf]).max():.3g}")
+        else:
+            print(f"ok   {name}/{stage}: {int(inf.sum())} masked entries")
 
 
 F16_ULP = 2.0 ** -11
@@ -310,6 +343,11 @@ def run_cases():
               {"softcap": cap, "bias": bias, "causal": "top-left"})
     check_run("softcap_long_keys_tiled", (r(2, 3, 16) * 2, r(1, 700, 16), r(1, 700, 8)), ["--softcap", "0.75"],
               {"softcap": cap}, weights=False)
+    check_scores("scores_plain", (r(5, 16) * 2, r(7, 16), r(7, 8)), [], {})
+    check_scores("scores_softcap_bias_cache_gqa", (r(4, 4, 8) * 2, r(2, 6, 8), r(2, 6, 5)),
+                 ["--softcap", "0.75", "--bias", save("bias_scores.npy", bias), "--causal", "offset", "--offset", "1",
+                  "--kv-len", "5", "--heads", "4,2"],
+                 {"softcap": cap, "bias": bias, "causal": "offset", "offset": 1, "kv_len": 5})
     check_run("float16", (r(5, 16), r(7, 16), r(7, 8)), [], {}, dtype=np.float16)
     check_run("format_2_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(2, 0))
     check_run("format_3_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(3, 0))
@@ -503,6 +541,9 @@ def malformed():
     expect_error("window_syntax", [*common, "--window", "2"], "--window", code=2)
     expect_error("window_empty", [*common, "--window", "-3,1"], "bad_mask")
     expect_error("causal_value", [*common, "--causal", "diagonal"], "--causal", code=2)
+    expect_error("score_stage_value", [*common, "--scores", str(WORK / "s.npy"), "--score-stage", "softmax"],
+                 "--score-stage", code=2)
+    expect_error("scores_f16", [*common, "--dtype", "f16", "--scores", str(WORK / "s.npy")], "--scores", code=2)
     expect_error("offset_without_causal", [*common, "--offset", "2"], "--offset", code=2)
     expect_error("causal_offset_without_offset", [*common, "--causal", "offset"], "--offset", code=2)
     expect_error("offset_past_kv_len", [*common, "--causal", "offset", "--offset", "5", "--kv-len", "6"], "bad_mask")

@@ -44,7 +44,7 @@ const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
     "               [--mask M.npy] [--causal top-left|bottom-right|offset] [--window L,R[,top-left|bottom-right|offset]]\n"
-    "               [--offset K]\n"
+    "               [--offset K] [--scores S.npy [--score-stage scaled|softcapped|masked]]\n"
     "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
@@ -56,7 +56,8 @@ const char kUsage[] =
     "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
     "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
     "before the bias and masks, as ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at\n"
-    "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n";
+    "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n"
+    "--scores writes the float32 logits [Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32 only).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
@@ -110,7 +111,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
-  std::string causal, window, offset, kv_len, scale, softcap, heads, dtype = "f32", port = "default", qparams;
+  std::string causal, window, offset, kv_len, scale, softcap, scores, score_stage = "scaled", heads, dtype = "f32",
+      port = "default", qparams;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
@@ -254,7 +256,7 @@ int cmd_run(int argc, char** argv) {
               {"--out", &r.out},       {"--weights", &r.weights}, {"--mask", &r.mask},
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
               {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--softcap", &r.softcap},
-              {"--offset", &r.offset},
+              {"--offset", &r.offset},    {"--scores", &r.scores},   {"--score-stage", &r.score_stage},
               {"--heads", &r.heads},
               {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
@@ -295,6 +297,13 @@ int cmd_run(int argc, char** argv) {
     if (is_i8) return usage_error("--softcap applies to --dtype f32 and f16 (forward_i8 has no softcap)");
     opt.softcap = c;
   }
+
+  tinyattn::ScoreStage stage = tinyattn::ScoreStage::kScaled;
+  if (r.score_stage == "softcapped") stage = tinyattn::ScoreStage::kSoftcapped;
+  else if (r.score_stage == "masked") stage = tinyattn::ScoreStage::kMasked;
+  else if (r.score_stage != "scaled")
+    return usage_error("--score-stage must be scaled, softcapped or masked, got '" + r.score_stage + "'");
+  if (!r.scores.empty() && r.dtype != "f32") return usage_error("--scores applies to --dtype f32");
 
   std::string error;
   QuantSpec qspec;
@@ -416,10 +425,10 @@ int cmd_run(int argc, char** argv) {
   }
 
   if (d.y_elems() * sizeof(float) > kMaxOutputBytes ||
-      (!r.weights.empty() && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
+      ((!r.weights.empty() || !r.scores.empty()) && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
     return fail("the outputs would exceed the 1 GiB limit (Hq*N*M = " + std::to_string(d.weight_elems()) + ")");
   const bool want_weights = !r.weights.empty();
-  std::vector<float> y, weights;
+  std::vector<float> y, weights, scores;
   std::vector<tinyattn::half> yh, weights_h;
   std::vector<int8_t> yi;
   std::vector<uint16_t> weights_q15;
@@ -467,8 +476,11 @@ int cmd_run(int argc, char** argv) {
   } else {
     y.resize(d.y_elems());
     weights.resize(want_weights ? d.weight_elems() : 0);
+    scores.resize(r.scores.empty() ? 0 : d.weight_elems());
     ws.resize(tinyattn::forward_workspace_bytes(d, want_weights));
-    const tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
+    tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
+    io.scores = r.scores.empty() ? nullptr : scores.data();
+    io.score_stage = stage;
     s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
   }
   if (s != tinyattn::Status::kOk) {
@@ -490,7 +502,8 @@ int cmd_run(int argc, char** argv) {
       : is_i8 ? tinyattn_tool::write_npy(r.out, "|i1", y_shape, yi.data(), 1, &error) &&
                     (!want_weights || tinyattn_tool::write_npy(r.weights, "<u2", w_shape, weights_q15.data(), 2, &error))
               : tinyattn_tool::write_npy_f32(r.out, y_shape, y.data(), &error) &&
-                    (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error));
+                    (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error)) &&
+                    (r.scores.empty() || tinyattn_tool::write_npy_f32(r.scores, w_shape, scores.data(), &error));
   return wrote ? 0 : fail(error);
 }
 
