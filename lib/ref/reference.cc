@@ -12,7 +12,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Diagonal key position of query i, as a signed number.
-int64_t diag(Align a, size_t i, size_t n, size_t m) {
+int64_t diag(Align a, int32_t offset, size_t i, size_t n, size_t m) {
+  if (a == Align::kOffset) return static_cast<int64_t>(i) + offset;
   return a == Align::kTopLeft ? static_cast<int64_t>(i)
                               : static_cast<int64_t>(i) + static_cast<int64_t>(m) - static_cast<int64_t>(n);
 }
@@ -24,16 +25,16 @@ struct RowStats {
 };
 
 RowStats row_stats(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
-                   size_t i) {
+                   size_t i, double softcap) {
   RowStats st{-kInf, 0.0, false};
   for (size_t j = 0; j < d.m; ++j) {
-    const double s = logit(d, q, k, mask, scale, h, i, j);
+    const double s = logit(d, q, k, mask, scale, h, i, j, softcap);
     if (std::isnan(s)) st.nan = true;
     else if (s > st.max) st.max = s;
   }
   if (st.nan || st.max == -kInf) return st;
   for (size_t j = 0; j < d.m; ++j) {
-    const double s = logit(d, q, k, mask, scale, h, i, j);
+    const double s = logit(d, q, k, mask, scale, h, i, j, softcap);
     st.sum += st.max == kInf ? (s == kInf ? 1.0 : 0.0) : std::exp(s - st.max);
   }
   return st;
@@ -47,10 +48,11 @@ double weight(const RowStats& st, double s) {
 
 bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
   const int64_t jj = static_cast<int64_t>(j);
-  if (mask.causal == Causal::kTopLeft && jj > diag(Align::kTopLeft, i, d.n, d.m)) return false;
-  if (mask.causal == Causal::kBottomRight && jj > diag(Align::kBottomRight, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kTopLeft && jj > diag(Align::kTopLeft, 0, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kBottomRight && jj > diag(Align::kBottomRight, 0, i, d.n, d.m)) return false;
+  if (mask.causal == Causal::kOffset && jj > static_cast<int64_t>(i) + mask.offset) return false;
   const Window& w = mask.window;
-  const int64_t p = diag(w.align, i, d.n, d.m);
+  const int64_t p = diag(w.align, mask.offset, i, d.n, d.m);
   if (w.left != kUnbounded && jj < p - w.left) return false;
   if (w.right != kUnbounded && jj > p + w.right) return false;
   if (mask.kv_len != kAllKeys && j >= mask.kv_len) return false;
@@ -63,9 +65,7 @@ bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
   return true;
 }
 
-double logit(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
-             size_t i, size_t j) {
-  if (!visible(mask, d, h, i, j)) return -kInf;
+double score(const Dims& d, const float* q, const float* k, double scale, size_t h, size_t i, size_t j) {
   const size_t kvh = h / (d.hq / d.hkv);
   const float* qi = q + (h * d.n + i) * d.dk;
   const float* kj = k + (kvh * d.m + j) * d.dk;
@@ -75,22 +75,30 @@ double logit(const Dims& d, const float* q, const float* k, const Mask& mask, do
   // The logit is an fp32 value (docs/hardening.md, the overflow rule): beyond
   // fp32's range it is +-inf, as every port's, not a large double.
   if (std::isfinite(s) && std::isinf(static_cast<float>(s))) s = static_cast<float>(s);
+  return s;
+}
+
+double logit(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
+             size_t i, size_t j, double softcap) {
+  if (!visible(mask, d, h, i, j)) return -kInf;
+  double s = score(d, q, k, scale, h, i, j);
+  if (softcap > 0.0) s = softcap * std::tanh(s / softcap);
   if (mask.bias) s += static_cast<double>(mask.bias[h * mask.head_stride + i * d.m + j]);
   return s;
 }
 
 void forward(const Dims& d, const float* q, const float* k, const float* v, const Mask& mask, double scale,
-             double* y, double* weights, double* lse) {
+             double* y, double* weights, double* lse, double softcap) {
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kvh = h / (d.hq / d.hkv);
     for (size_t i = 0; i < d.n; ++i) {
       const size_t row = h * d.n + i;
-      const RowStats st = row_stats(d, q, k, mask, scale, h, i);
+      const RowStats st = row_stats(d, q, k, mask, scale, h, i, softcap);
       double* yi = y + row * d.dv;
       for (size_t c = 0; c < d.dv; ++c) yi[c] = st.nan ? kNaN : 0.0;
       if (lse) lse[row] = st.nan ? kNaN : st.max == -kInf ? -kInf : st.max == kInf ? kInf : st.max + std::log(st.sum);
       for (size_t j = 0; j < d.m; ++j) {
-        const double s = logit(d, q, k, mask, scale, h, i, j);
+        const double s = logit(d, q, k, mask, scale, h, i, j, softcap);
         double a = 0.0;
         if (st.nan) a = s == -kInf ? 0.0 : kNaN;
         else if (st.max != -kInf) a = weight(st, s);
@@ -104,7 +112,7 @@ void forward(const Dims& d, const float* q, const float* k, const float* v, cons
 }
 
 void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy, const Mask& mask,
-              double scale, double* dq, double* dk, double* dv, double* ds) {
+              double scale, double* dq, double* dk, double* dv, double* ds, double softcap) {
   for (size_t x = 0; x < d.q_elems(); ++x) dq[x] = 0.0;
   for (size_t x = 0; x < d.k_elems(); ++x) dk[x] = 0.0;
   for (size_t x = 0; x < d.v_elems(); ++x) dv[x] = 0.0;
@@ -114,7 +122,7 @@ void backward(const Dims& d, const float* q, const float* k, const float* v, con
     const size_t kvh = h / (d.hq / d.hkv);
     for (size_t i = 0; i < d.n; ++i) {
       const size_t row = h * d.n + i;
-      const RowStats st = row_stats(d, q, k, mask, scale, h, i);
+      const RowStats st = row_stats(d, q, k, mask, scale, h, i, softcap);
       if (st.max == -kInf) continue;  // no visible key: zero gradients
       const float* dyi = dy + row * d.dv;
       const float* qi = q + row * d.dk;
@@ -133,7 +141,7 @@ void backward(const Dims& d, const float* q, const float* k, const float* v, con
       // rowsum(Abar o A), from the definition (not the dY.Y identity)
       double dot_sum = 0.0;
       for (size_t j = 0; j < d.m; ++j) {
-        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j));
+        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j, softcap));
         if (a == 0.0) continue;
         const float* vj = v + (kvh * d.m + j) * d.dv;
         double abar = 0.0;
@@ -141,7 +149,7 @@ void backward(const Dims& d, const float* q, const float* k, const float* v, con
         dot_sum += abar * a;
       }
       for (size_t j = 0; j < d.m; ++j) {
-        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j));
+        const double a = weight(st, logit(d, q, k, mask, scale, h, i, j, softcap));
         if (a == 0.0) continue;
         const float* vj = v + (kvh * d.m + j) * d.dv;
         const float* kj = k + (kvh * d.m + j) * d.dk;
@@ -149,10 +157,15 @@ void backward(const Dims& d, const float* q, const float* k, const float* v, con
         for (size_t c = 0; c < d.dv; ++c) abar += static_cast<double>(dyi[c]) * vj[c];
         const double dsij = a * (abar - dot_sum);
         if (ds) ds[row * d.m + j] = dsij;
+        double du = dsij;  // dL/dU, through the cap's tanh
+        if (softcap > 0.0) {
+          const double th = std::tanh(score(d, q, k, scale, h, i, j) / softcap);
+          du *= 1.0 - th * th;
+        }
         for (size_t c = 0; c < d.dv; ++c) dv[(kvh * d.m + j) * d.dv + c] += a * dyi[c];
         for (size_t c = 0; c < d.dk; ++c) {
-          dq[row * d.dk + c] += scale * dsij * kj[c];
-          dk[(kvh * d.m + j) * d.dk + c] += scale * dsij * qi[c];
+          dq[row * d.dk + c] += scale * du * kj[c];
+          dk[(kvh * d.m + j) * d.dk + c] += scale * du * qi[c];
         }
       }
     }

@@ -119,6 +119,23 @@ float dot(const Problem& p, const float* x, const float* y, size_t n) {
   return out;
 }
 
+// With a softcap, dS so far is dL/dt for the capped logit t = c tanh(u / c)
+// of the scaled score u; times dt/du it is dL/du, which dQ and dK take. t is
+// recomputed per key that has a gradient (the bias, added after the cap,
+// cannot be subtracted back out exactly).
+void apply_cap_slope(const Problem& p, const Row& row, size_t off, size_t n, float* ds) {
+  const float c = p.c.softcap;
+  for (size_t j = 0; j < n; ++j) {
+    if (ds[j] == 0.0f) continue;
+    const float* k = row.k + (off + j) * p.d.dk;
+    float t;
+    p.kern.scores(row.q, k, p.d.dk, 1, p.d.dk, p.scale, &t);
+    detail::settle_logits(row.q, k, p.d.dk, 1, p.d.dk, p.scale, &t);
+    detail::cap_logits(c, &t, 1);
+    ds[j] *= detail::cap_slope(c, t);
+  }
+}
+
 // Recompute mode, lse = +inf: how many logits of the row are +inf.
 size_t count_inf_logits(const Problem& p, const Row& row, float* buf) {
   size_t count = 0;
@@ -177,6 +194,7 @@ void backward_row(const Problem& p, Row row, float* wbuf, float* abar, float* pa
     float* ds = abar;
     for (size_t j = 0; j < n; ++j) ds[j] = a[j] == 0.0f ? 0.0f : a[j] * (abar[j] - dsum);
     if (row.ds) std::memcpy(row.ds + off, ds, n * sizeof(float));
+    if (p.c.softcap != 0.0f) apply_cap_slope(p, row, off, n, ds);
 
     const float* k = row.k + off * d.dk;
     if (off == 0) {
@@ -202,7 +220,11 @@ Status backward(const Dims& d, BackwardMode mode, const BackwardIo& io, Workspac
   const KernelsF32* kp = nullptr;
   if (Status s = validate_backward(d, mode, io, ws, mask, o, &kp); s != Status::kOk) return s;
   const float scale = effective_scale(d, o);
-  const Problem p{{d, *kp, mask, scale, detail::has_element_masks(mask)}, d, *kp, scale, backward_tile(d)};
+  const Problem p{{d, *kp, mask, scale, detail::has_element_masks(mask), detail::softcap_of(o)},
+                  d,
+                  *kp,
+                  scale,
+                  backward_tile(d)};
   const bool saved = mode == BackwardMode::kSavedWeights;
 
   // Workspace layout (backward_workspace_bytes): Abar/dS tile, then the

@@ -134,10 +134,14 @@ inline bool has_element_masks(const Mask& m) {
   return m.keep != nullptr || m.keep_bits != nullptr || m.bias != nullptr;
 }
 
+// Options::softcap as the drivers take it: 0 when unset (validation has
+// checked that a set one is > 0).
+inline float softcap_of(const Options& o) { return o.softcap ? *o.softcap : 0.0f; }
+
 // The forward pass after validation, on an explicit kernel table: forward()
 // calls it with the port's table, the self-test with the table under test.
 void forward_validated(const KernelsF32& kernels, const Dims& d, const ForwardIo& io, Workspace ws,
-                       const Mask& mask, float scale);
+                       const Mask& mask, float scale, float softcap);
 
 // Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
 // Offsets the caller's pointer rather than casting an integer back to a

@@ -45,11 +45,14 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
                            detail::bias_tensor(mask, d)};
   const Tensor outputs[] = {{io.y, d.y_elems() * kF, kF, true},
                             {io.weights, d.weight_elems() * kF, kF, false},
-                            {io.lse, d.lse_elems() * kF, kF, false}};
+                            {io.lse, d.lse_elems() * kF, kF, false},
+                            {io.scores, d.weight_elems() * kF, kF, false}};
+  if (io.scores && static_cast<uint8_t>(io.score_stage) > static_cast<uint8_t>(ScoreStage::kMasked))
+    return Status::kUnsupported;
   // On 32-bit targets Hq*N*M floats may not be addressable (validate(Dims)
   // checks every other tensor).
   return detail::validate_tensors(inputs, outputs, ws, forward_workspace_bytes(d, with_weights), ws_written,
-                                  !with_weights || fits_address_space(uint64_t{d.hq} * d.n * d.m));
+                                  (!with_weights && !io.scores) || fits_address_space(uint64_t{d.hq} * d.n * d.m));
 }
 
 // The keys any query row can see: the union of the rows' structured ranges.
@@ -98,21 +101,46 @@ TINYATTN_NOINLINE void one_row(const Problem& p, size_t h, size_t i, bool tiled,
     detail::plain_row(p, row, s, nullptr, nullptr);
 }
 
+// ForwardIo::scores: every key of every row at the requested stage, in the
+// row core's order (overflow rule, softcap, masks). A pass of its own over
+// all M keys (the softmax never computes the ones the mask drops).
+TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const ForwardIo& io, const Mask& mask,
+                                    float scale, float softcap) {
+  const bool element_masks = detail::has_element_masks(mask);
+  for (size_t h = 0; h < d.hq; ++h) {
+    const float* k = io.k + (h / d.group()) * d.m * d.dk;
+    for (size_t i = 0; i < d.n; ++i) {
+      const float* q = io.q + (h * d.n + i) * d.dk;
+      float* out = io.scores + (h * d.n + i) * d.m;
+      kern.scores(q, k, d.dk, d.m, d.dk, scale, out);
+      detail::settle_logits(q, k, d.dk, d.m, d.dk, scale, out);
+      if (io.score_stage == ScoreStage::kScaled) continue;
+      if (softcap != 0.0f) detail::cap_logits(softcap, out, d.m);
+      if (io.score_stage == ScoreStage::kSoftcapped) continue;
+      const KeyRange r = key_range(mask, i, d.n, d.m);
+      detail::fill(out, r.lo, -detail::kInf);
+      detail::fill(out + r.hi, d.m - r.hi, -detail::kInf);
+      if (element_masks && !r.empty()) detail::apply_element_masks(mask, d, h, i, r, out + r.lo);
+    }
+  }
+}
+
 }  // namespace
 
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o));
+  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
+  if (io.scores) write_scores(*kp, d, io, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
 }
 
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
-                               const Mask& mask, float scale) {
+                               const Mask& mask, float scale, float softcap) {
   const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
-  Problem p{{d, kern, mask, scale, detail::has_element_masks(mask)}, io, detail::Ranges(mask, d)};
+  Problem p{{d, kern, mask, scale, detail::has_element_masks(mask), softcap}, io, detail::Ranges(mask, d)};
   // The transposed keys follow the score rows (forward_workspace_bytes).
   if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
     p.kt = s + (score_rows_written(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
@@ -133,10 +161,11 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   // Blocks need the port's block primitives, and a V without inf or NaN in
   // the keys any row sees (KernelsF32::weighted_sum_block); checked once per
   // KV head, when a block first needs it. The fused block (attend_block)
-  // checks its own outputs instead and declines when one is not finite.
+  // checks its own outputs instead and declines when one is not finite; it
+  // has no softcap (its logits never leave the port), so capped calls skip it.
   const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused =
-      detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks && io.weights == nullptr;
+  const bool fused = detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks &&
+                     io.weights == nullptr && softcap == 0.0f;
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
   size_t checked_head = d.hkv;  // none yet
   size_t kt_head = d.hkv;       // the KV head in p.kt (plain path)

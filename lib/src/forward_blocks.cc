@@ -34,8 +34,8 @@ const float* transposed_for(const Problem& p, const Block& b, size_t off, size_t
 }
 
 // Logits of keys [u.lo + off, u.lo + off + len) for every row of the block,
-// row r at s + r*lds: the port's scores, then per row the overflow rule
-// and its element masks on its own keys.
+// row r at s + r*lds: the port's scores, then per row the overflow rule,
+// the softcap and its element masks on its own keys (finish_logits' order).
 void block_logits(const Problem& p, const Block& b, size_t off, size_t len, float* s, size_t lds) {
   const size_t dk = p.d.dk;
   const float* q = p.io.q + (b.h * p.d.n + b.i0) * dk;
@@ -50,6 +50,7 @@ void block_logits(const Problem& p, const Block& b, size_t off, size_t len, floa
   const bool finite = lds == len && all_finite(s, b.count * len);
   for (size_t r = 0; r < b.count; ++r) {
     if (!finite) settle_logits(q + r * dk, k, dk, len, dk, p.scale, s + r * lds);
+    if (p.softcap != 0.0f) cap_logits(p.softcap, s + r * lds, len);
     const KeyRange o = own_part(p, b, r, lo, len);
     if (p.element_masks && !o.empty())
       apply_element_masks(p.mask, p.d, b.h, b.i0 + r, KeyRange{lo + o.lo, lo + o.hi}, s + r * lds + o.lo);

@@ -92,7 +92,8 @@ Status forward_f16(const Dims& d, const ForwardIoF16& io, Workspace ws, const Ma
     return Status::kUnsupported;
   }
   const bool tiled = forward_f16_uses_tiles(d, io.weights != nullptr);
-  const detail::RowContext c{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask)};
+  const detail::RowContext c{d, *kp, mask, effective_scale(d, o), detail::has_element_masks(mask),
+                             detail::softcap_of(o)};
   const F16Scratch sc = carve(d, ws, tiled);
   const F16Rows src(c, native, sc);
 

@@ -46,9 +46,11 @@ TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspa
 
 Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
                              bool arrays_checked, Status arrays) {
+  // The score output's checks and its pass are forward()'s (a rare request).
+  if (io.scores) return forward(d, io, ws, mask, o);
   const KernelsF32* kern = nullptr;
   if (Status s = check_fixed(d, io, ws, mask, o, arrays_checked, arrays, &kern); s != Status::kOk) return s;
-  forward_validated(*kern, d, io, ws, mask, effective_scale(d, o));
+  forward_validated(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
   return Status::kOk;
 }
 

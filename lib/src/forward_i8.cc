@@ -146,6 +146,8 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias) return Status::kUnsupported;
   if (o.scale) return Status::kUnsupported;  // the plan holds the softmax scale
+  // tanh of an integer score has no exact fixed-point form the plan could state
+  if (o.softcap) return Status::kUnsupported;
   *kernels = kernels_i8(o.port);
   if (!*kernels) return Status::kPortUnavailable;
   const Tensor inputs[] = {{io.q, d.q_elems(), 1, true},

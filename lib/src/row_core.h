@@ -38,6 +38,7 @@ struct RowContext {
   const Mask& mask;
   float scale = 1.0f;
   bool element_masks = false;
+  float softcap = 0.0f;  // Options::softcap, 0 when unset
 };
 
 // One query row: head h, row i, its visible keys r; k and v start at key r.lo
@@ -174,11 +175,26 @@ void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, 
   if (!all_finite(s, count)) settle_nonfinite(q, k, ldk, count, dk, scale, s);
 }
 
+// Options::softcap on settled scores: s -> c tanh(s / c), so +-inf becomes
+// +-c and NaN stays NaN. Before the element masks, as ONNX Attention orders
+// it: a key the mask drops still ends at -inf, never at -c.
+inline void cap_logits(float c, float* s, size_t n) {
+  for (size_t j = 0; j < n; ++j) s[j] = c * std::tanh(s[j] / c);
+}
+
+// d(c tanh(s / c))/ds at the capped logit t = c tanh(s / c): 1 - (t / c)^2,
+// in the factored form, exact where t / c is near +-1.
+inline float cap_slope(float c, float t) {
+  const float x = t / c;
+  return (1.0f - x) * (1.0f + x);
+}
+
 // s = the masked logits of keys [lo, lo + n) of query row i of head h, from
 // the raw scores the port left in s (q: the row's query; k: key lo).
 template <class T>
 void finish_logits(const RowContext& c, const T* q, const T* k, size_t h, size_t i, size_t lo, size_t n, float* s) {
   settle_logits(q, k, c.d.dk, n, c.d.dk, c.scale, s);
+  if (c.softcap != 0.0f) cap_logits(c.softcap, s, n);
   if (c.element_masks) apply_element_masks(c.mask, c.d, h, i, KeyRange{lo, lo + n}, s);
 }
 

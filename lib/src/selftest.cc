@@ -457,23 +457,28 @@ Mask case_mask(const sd::Case& c) {
     case sd::CaseKind::kKeepBits: return Mask::keep_bitmask(nullptr);  // set by the caller (vector data)
     case sd::CaseKind::kBias: return Mask::additive(g.bias);
     case sd::CaseKind::kTiled: return Mask::none();
+    case sd::CaseKind::kSoftcapBias: return Mask::additive(g.bias);
+    case sd::CaseKind::kCausalCache:
+      return Mask::causal_cache(static_cast<uint32_t>(c.a), static_cast<uint32_t>(sd::kN));
   }
   return Mask::none();
 }
 
-bool run_forward(const Context& cx, const Dims& d, const Mask& mask, const ForwardIo& io) {
+// softcap: Options::softcap, 0 for none.
+bool run_forward(const Context& cx, const Dims& d, const Mask& mask, const ForwardIo& io, float softcap = 0.0f) {
   const Workspace ws{g.workspace, sizeof g.workspace};
   if (cx.port) {
     Options o;
     o.port = *cx.port;
+    if (softcap != 0.0f) o.softcap = softcap;
     return forward(d, io, ws, mask, o) == Status::kOk;
   }
-  detail::forward_validated(cx.kern, d, io, ws, mask, effective_scale(d, Options{}));
+  detail::forward_validated(cx.kern, d, io, ws, mask, effective_scale(d, Options{}), softcap);
   return true;
 }
 
-bool run_forward(const Context& cx, const Dims& d, const Mask& mask) {
-  return run_forward(cx, d, mask, ForwardIo{g.q, g.k, g.v, g.y, g.weights, g.lse});
+bool run_forward(const Context& cx, const Dims& d, const Mask& mask, float softcap = 0.0f) {
+  return run_forward(cx, d, mask, ForwardIo{g.q, g.k, g.v, g.y, g.weights, g.lse}, softcap);
 }
 
 // Property figures gathered over every known-answer run.
@@ -582,7 +587,7 @@ void check_known_answers(const Context& cx, Properties& props) {
           err.deviation(el);
         }
       }
-    } else if (!run_forward(cx, d, mask)) {
+    } else if (!run_forward(cx, d, mask, c.kind == sd::CaseKind::kSoftcapBias ? sd::kSoftcap : 0.0f)) {
       err.deviation(kInf);
     } else {
       for (size_t x = 0; x < d.y_elems(); ++x) {

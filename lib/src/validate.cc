@@ -29,6 +29,7 @@ Status validate_call(const Dims& d, const Mask& mask, const Options& o, const Ke
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias && !aligned(mask.bias)) return Status::kMisaligned;
   if (o.scale && !std::isfinite(*o.scale)) return Status::kBadScale;
+  if (o.softcap && !(*o.softcap > 0.0f && std::isfinite(*o.softcap))) return Status::kBadScale;
   const KernelsF32* k = kernels_f32(o.port);
   if (k == nullptr) return Status::kPortUnavailable;
   *kernels = k;

@@ -77,7 +77,7 @@ bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a,
 
 }  // namespace
 
-TA_CASE("api: a static Attention<> gives bit-identical results to forward() for every mask kind and port") {
+TA_CASE("api: a static Attention<> gives bit-identical results to forward() for every mask kind, softcap and port") {
   fill_inputs(42);
   const Dims d = GqaShape::dims;
   Arena::Scope scope;
@@ -104,10 +104,12 @@ TA_CASE("api: a static Attention<> gives bit-identical results to forward() for 
   Port ports[tatest::kMaxPorts];
   const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi) {
-    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
+    for (size_t mx = 0; mx < 2 * (sizeof masks / sizeof masks[0]); ++mx) {
+      const size_t mi = mx / 2;
       tinyattn::Options o;
       o.port = ports[pi];
       o.scale = 0.37f;
+      if (mx % 2) o.softcap = 0.8f;  // every option reaches the compile-time path
       const Status s1 = g_attention(g_q, g_k, g_v, g_y, masks[mi], &g_w, o);
       const Status s2 =
           tinyattn::forward(d, {g_q.data(), g_k.data(), g_v.data(), y, w, nullptr},

@@ -136,7 +136,7 @@ Status backward_on(Grad& g, Port port, BackwardMode mode, const Mask& mask, cons
 
 void reference(Grad& g, const Mask& mask, const Options& o = {}) {
   tinyattn::ref::backward(g.d, g.q, g.k, g.v, g.dy, mask, tinyattn::effective_scale(g.d, o), g.dq_ref, g.dk_ref,
-                          g.dv_ref, g.ds_ref);
+                          g.dv_ref, g.ds_ref, o.softcap ? *o.softcap : 0.0);
 }
 
 template <class T>
@@ -174,7 +174,7 @@ bool check_against_ref(const Grad& g, double tol, const char* what, const char* 
 
 // Every mask kind of the forward, built for one shape (element masks in the arena).
 struct MaskSet {
-  static constexpr size_t kCount = 14;
+  static constexpr size_t kCount = 16;
   Mask masks[kCount];
   const char* names[kCount];
   size_t n = 0;
@@ -211,6 +211,8 @@ struct MaskSet {
     add(Mask::sliding_window(-1, 3, tinyattn::Align::kTopLeft), "window-shifted");
     add(Mask::key_padding(static_cast<uint32_t>(d.m * 2 / 3)), "kv-len");
     add(Mask::key_padding(0), "kv-len-0");
+    add(Mask::causal_offset(1), "causal-offset-1");
+    add(Mask::causal_cache(static_cast<uint32_t>(d.m - d.m / 3), static_cast<uint32_t>(d.n)), "causal-cache");
     add(Mask::keep_bytes(keep), "keep-bytes");
     add(Mask::keep_bitmask(bits), "keep-bits");
     add(Mask::additive(bias), "bias");
@@ -234,8 +236,8 @@ struct MaskSet {
 };
 
 // L(Q, K, V) = sum dY o Y, with Y from the double reference forward.
-double loss(const Grad& g, const Mask& mask, double scale, double* y) {
-  tinyattn::ref::forward(g.d, g.q, g.k, g.v, mask, scale, y);
+double loss(const Grad& g, const Mask& mask, double scale, double* y, double softcap = 0.0) {
+  tinyattn::ref::forward(g.d, g.q, g.k, g.v, mask, scale, y, nullptr, nullptr, softcap);
   double l = 0.0;
   for (size_t x = 0; x < g.d.y_elems(); ++x) l += static_cast<double>(g.dy[x]) * y[x];
   return l;
@@ -245,15 +247,15 @@ double loss(const Grad& g, const Mask& mask, double scale, double* y) {
 // restored), into fd. The step is a power of two; the denominator is the
 // distance between the two float inputs actually used.
 void central_differences(const Grad& g, float* x, size_t n, const Mask& mask, double scale, double* y,
-                         double* fd) {
+                         double* fd, double softcap = 0.0) {
   const float h = 1.0f / 4096.0f;
   for (size_t e = 0; e < n; ++e) {
     const float x0 = x[e];
     const float hi = x0 + h, lo = x0 - h;
     x[e] = hi;
-    const double lp = loss(g, mask, scale, y);
+    const double lp = loss(g, mask, scale, y, softcap);
     x[e] = lo;
-    const double lm = loss(g, mask, scale, y);
+    const double lm = loss(g, mask, scale, y, softcap);
     x[e] = x0;
     fd[e] = (lp - lm) / (static_cast<double>(hi) - static_cast<double>(lo));
   }
@@ -342,6 +344,45 @@ TA_CASE("backward: every port, both modes, every mask kind match ref::backward")
             TA_CHECK_MSG(s == Status::kOk, "status %s", tinyattn::to_string(s));
             check_against_ref(g, kGradTol, ms.names[mi], tinyattn::port_name(pl.ports[pi]), mode);
           }
+      }
+    }
+  }
+}
+
+TA_CASE("backward: softcap gradients match central differences and ref::backward, every port, both modes") {
+  PortList pl;
+  const Dims shapes[] = {{3, 5, 4, 3}, {5, 4, 3, 2, 2, 1}, {7, 17, 9, 5}, {3, 300, 6, 4, 2, 1}};
+  Options o;
+  o.softcap = 1.25f;  // logits of a few units (sd 2): the cap bends them
+  for (const Dims& d : shapes) {
+    Arena::Scope scope;
+    Grad g = make_grad(d, 7 + d.m, 2.0f);
+    MaskSet ms(d, 3);
+    if (!g.ok || !ms.ok) TA_IGNORE("arena too small");
+    const bool small = d.q_elems() + d.k_elems() + d.v_elems() < 200;  // central differences are O(size^2)
+    double* y = alloc<double>(d.y_elems());
+    double* fq = alloc<double>(d.q_elems());
+    double* fk = alloc<double>(d.k_elems());
+    if (!y || !fq || !fk) TA_IGNORE("arena too small");
+    const double scale = tinyattn::effective_scale(d, o);
+    for (size_t mi = 0; mi < ms.n; ++mi) {
+      const Mask& mask = ms.masks[mi];
+      reference(g, mask, o);
+      if (small) {  // the spec: ref::backward is the derivative of the capped ref::forward
+        central_differences(g, g.q, d.q_elems(), mask, scale, y, fq, *o.softcap);
+        central_differences(g, g.k, d.k_elems(), mask, scale, y, fk, *o.softcap);
+        const double worst =
+            std::fmax(relative_error(g.dq_ref, fq, d.q_elems()), relative_error(g.dk_ref, fk, d.k_elems()));
+        TA_CHECK_MSG(worst <= kRefFdTol, "ref/%s: capped ref::backward differs from central differences by %g",
+                     ms.names[mi], worst);
+      }
+      for (size_t pi = 0; pi < pl.n; ++pi) {
+        TA_CHECK(forward_on(g, pl.ports[pi], mask, o) == Status::kOk);
+        for (BackwardMode mode : kModes) {
+          const Status s = backward_on(g, pl.ports[pi], mode, mask, o);
+          TA_CHECK_MSG(s == Status::kOk, "status %s", tinyattn::to_string(s));
+          check_against_ref(g, kGradTol, ms.names[mi], tinyattn::port_name(pl.ports[pi]), mode);
+        }
       }
     }
   }

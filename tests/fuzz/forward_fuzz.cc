@@ -87,16 +87,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // Masks.
   Mask mask;
-  mask.causal = static_cast<tinyattn::Causal>(in.u8() % 4);  // 3: out of range
+  mask.causal = static_cast<tinyattn::Causal>(in.u8() % 5);  // 4: out of range
   if (in.chance(96)) {
     const int32_t lo = -static_cast<int32_t>(alloc_d.m) - 3;
     mask.window.left = in.chance(32) ? tinyattn::kUnbounded
                                      : static_cast<int32_t>(in.range(0, alloc_d.m + 6)) + lo + static_cast<int32_t>(alloc_d.m);
     mask.window.right = in.chance(32) ? tinyattn::kUnbounded : static_cast<int32_t>(in.range(0, 2 * alloc_d.m + 6)) + lo;
-    mask.window.align = static_cast<tinyattn::Align>(in.u8() % 3);
+    mask.window.align = static_cast<tinyattn::Align>(in.u8() % 4);  // 3: out of range
     if (in.chance(4)) mask.window.left = static_cast<int32_t>(in.u32());
   }
   if (in.chance(64)) mask.kv_len = static_cast<uint32_t>(in.range(0, alloc_d.m + 1));
+  // Causal::kOffset / Align::kOffset diagonals, sometimes where nothing reads them (kBadMask).
+  if (in.chance(64)) mask.offset = static_cast<int32_t>(in.range(0, 2 * alloc_d.m + 6)) - static_cast<int32_t>(alloc_d.m) - 3;
   const uint8_t element = in.u8();
   const bool want_keep = element & 1, want_bits = element & 2, want_bias = element & 4;
   const bool per_head = element & 8;

@@ -122,6 +122,8 @@ TA_CASE("status backward: dims, heads, mask, scale and port are checked as in fo
   expect(Status::kBadHeads, "hq 4 % hkv 3", [](Call& c) { c.d.hkv = 3; });
   expect(Status::kBadMask, "kv_len > M", [](Call& c) { c.mask.kv_len = 6; });
   expect(Status::kBadScale, "NaN scale", [](Call& c) { c.opt.scale = std::numeric_limits<float>::quiet_NaN(); });
+  expect(Status::kBadScale, "softcap 0", [](Call& c) { c.opt.softcap = 0.0f; });
+  expect(Status::kBadScale, "softcap -inf", [](Call& c) { c.opt.softcap = -std::numeric_limits<float>::infinity(); });
   expect(Status::kPortUnavailable, "port 200", [](Call& c) { c.opt.port = static_cast<Port>(200); });
   expect(Status::kMisaligned, "bias", [](Call& c) { c.mask.bias = misalign(c.mask.bias); });
 }

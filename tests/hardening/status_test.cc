@@ -191,6 +191,61 @@ TA_CASE("status: kBadScale for NaN and infinite scales; finite extremes are acce
   TA_CHECK_MSG(untouched, "Attention<> wrote after kBadScale");
 }
 
+TA_CASE("status: kBadScale for a softcap that is not > 0 and finite; any positive finite one is accepted") {
+  const float bad[] = {0.0f, -0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (float c : bad) expect(Status::kBadScale, "bad softcap", [&](Call& call) { call.opt.softcap = c; });
+  const float good[] = {1e-40f, FLT_MIN, 0.5f, 50.0f, FLT_MAX};
+  for (float c : good) expect(Status::kOk, "positive finite softcap", [&](Call& call) { call.opt.softcap = c; });
+}
+
+TA_CASE("status: kBadMask for an offset nothing reads, out of range, or past the valid keys") {
+  // Call's dims: N = 3, M = 5.
+  expect(Status::kBadMask, "offset without a kOffset mask", [](Call& c) { c.mask.offset = 1; });
+  expect(Status::kBadMask, "offset with top-left causal", [](Call& c) {
+    c.mask = Mask::causal_top_left();
+    c.mask.offset = 2;
+  });
+  expect(Status::kBadMask, "offset with an inactive kOffset window", [](Call& c) {
+    c.mask.window.align = tinyattn::Align::kOffset;
+    c.mask.offset = 2;
+  });
+  expect(Status::kBadMask, "offset > kMaxDim",
+         [](Call& c) { c.mask = Mask::causal_offset(static_cast<int32_t>(tinyattn::kMaxDim) + 1); });
+  expect(Status::kBadMask, "offset < -kMaxDim",
+         [](Call& c) { c.mask = Mask::causal_offset(-static_cast<int32_t>(tinyattn::kMaxDim) - 1); });
+  expect(Status::kBadMask, "offset + N > kv_len", [](Call& c) {
+    c.mask = Mask::causal_offset(3);
+    c.mask.kv_len = 5;
+  });
+  expect(Status::kBadMask, "window offset + N > kv_len", [](Call& c) {
+    c.mask = Mask::sliding_window(1, 0, tinyattn::Align::kOffset);
+    c.mask.offset = 2;
+    c.mask.kv_len = 4;
+  });
+  expect(Status::kOk, "causal_cache(5, 3)", [](Call& c) { c.mask = Mask::causal_cache(5, 3); });
+  expect(Status::kOk, "causal_cache(2, 3)", [](Call& c) { c.mask = Mask::causal_cache(2, 3); });
+  expect(Status::kOk, "offset past M without kv_len", [](Call& c) { c.mask = Mask::causal_offset(100); });
+  expect(Status::kOk, "offset kMaxDim", [](Call& c) { c.mask = Mask::causal_offset(static_cast<int32_t>(tinyattn::kMaxDim)); });
+}
+
+TA_CASE("status: score outputs are checked like the weights (aliasing, alignment, stage)") {
+  expect(Status::kUnsupported, "score stage out of range", [](Call& c) {
+    c.io.scores = c.io.weights;
+    c.io.weights = nullptr;
+    c.io.score_stage = static_cast<tinyattn::ScoreStage>(3);
+  });
+  expect(Status::kAliasing, "scores over the weights", [](Call& c) { c.io.scores = c.io.weights; });
+  expect(Status::kAliasing, "scores over Q", [](Call& c) {
+    c.io.scores = const_cast<float*>(c.io.q);
+    c.io.weights = nullptr;
+  });
+  expect(Status::kMisaligned, "scores misaligned", [](Call& c) {
+    c.io.scores = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(c.io.weights) + 1);
+    c.io.weights = nullptr;
+  });
+}
+
 TA_CASE("status: kBadMask for kv_len > M, empty windows, both keep forms, bad enums, huge head stride") {
   expect(Status::kBadMask, "kv_len = M + 1", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m + 1); });
   expect(Status::kOk, "kv_len = M", [](Call& c) { c.mask.kv_len = static_cast<uint32_t>(c.d.m); });

@@ -48,7 +48,7 @@ Calls calls(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
   if (!ws) return {~size_t{0}, ~size_t{0}};
   const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
   const float scale = 1.0f / std::sqrt(static_cast<float>(p.d.dk));
-  tinyattn::detail::forward_validated(counted, p.d, io, {ws, bytes}, mask, scale);
+  tinyattn::detail::forward_validated(counted, p.d, io, {ws, bytes}, mask, scale, 0.0f);
   return {g_attend_calls, g_transposed_calls};
 }
 

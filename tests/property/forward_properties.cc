@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "float_paths.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/reference.h"
@@ -110,6 +111,14 @@ TA_CASE("forward: causal alignments follow their definitions") {
                    d.m, i, tl.lo, tl.hi);
       TA_CHECK_MSG(br.lo == 0 && static_cast<long long>(br.hi) == want_br, "bottom-right N=%zu M=%zu i=%zu: [%zu,%zu)",
                    d.n, d.m, i, br.lo, br.hi);
+      // offset: j <= i + offset, whatever N and M.
+      for (int32_t off : {-9, -2, 0, 1, 4, 20}) {
+        const tinyattn::KeyRange r = tinyattn::key_range(Mask::causal_offset(off), i, d.n, d.m);
+        long long want = static_cast<long long>(i) + off + 1;
+        want = want < 0 ? 0 : want > static_cast<long long>(d.m) ? static_cast<long long>(d.m) : want;
+        TA_CHECK_MSG(r.lo == 0 && static_cast<long long>(r.hi) == want, "offset %d N=%zu M=%zu i=%zu: [%zu,%zu)", static_cast<int>(off),
+                     d.n, d.m, i, r.lo, r.hi);
+      }
     }
 }
 
@@ -409,4 +418,330 @@ TA_CASE("forward: the workspace without weights does not grow with M") {
   const Status s = tinyattn::forward(small, io, {p.workspace, tinyattn::forward_workspace_bytes(small, false)});
   TA_CHECK(s == Status::kWorkspaceTooSmall);
   TA_CHECK(p.y[0] == 123.0f);
+}
+
+namespace {
+
+// An additive bias with -inf on every fourth key and a keep-mask dropping
+// about a third, for the softcap cases (arena memory).
+struct CapMasks {
+  float* bias = nullptr;
+  uint8_t* keep = nullptr;
+  CapMasks(const Dims& d, uint64_t seed) {
+    bias = alloc<float>(d.n * d.m);
+    keep = alloc<uint8_t>(d.n * d.m);
+    if (!bias || !keep) return;
+    Rng rng(seed);
+    for (size_t x = 0; x < d.n * d.m; ++x) {
+      bias[x] = x % 4 == 3 ? -std::numeric_limits<float>::infinity() : rng.uniform(-3.0f, 3.0f);
+      keep[x] = rng.uniform(0.0f, 1.0f) > 0.3f ? 1 : 0;
+    }
+  }
+  bool ok() const { return bias && keep; }
+};
+
+tinyattn::Options capped(float c) {
+  tinyattn::Options o;
+  o.softcap = c;
+  return o;
+}
+
+}  // namespace
+
+TA_CASE("forward: softcap matches the reference on every port, with every mask kind") {
+  PortList pl;
+  // Rows through the kernels one, and four, at a time; GQA; 32 rows and more
+  // take the transposed keys.
+  const Dims shapes[] = {{1, 7, 5, 3}, {3, 7, 17, 5}, {17, 33, 16, 17, 2, 1}, {33, 40, 8, 6}};
+  for (const Dims& d : shapes) {
+    Arena::Scope scope;
+    CapMasks cm(d, 3);
+    if (!cm.ok()) TA_IGNORE("arena too small");
+    Mask bias_causal = Mask::additive(cm.bias);
+    bias_causal.causal = tinyattn::Causal::kBottomRight;
+    Mask keep_window = Mask::keep_bytes(cm.keep);
+    keep_window.window = {4, 1, tinyattn::Align::kTopLeft};
+    const Mask masks[] = {Mask::none(), Mask::causal_top_left(), bias_causal, keep_window};
+    const char* names[] = {"softcap", "softcap+causal", "softcap+bias+causal", "softcap+keep+window"};
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (size_t mi = 0; mi < 4; ++mi) {
+        check_forward(d, masks[mi], pl.ports[pi], 60 + d.n, names[mi], capped(1.5f));
+        check_forward(d, masks[mi], pl.ports[pi], 61 + d.n, names[mi], capped(1.5f),
+                      tinyattn::Scratch::kTransposedKeys);
+      }
+  }
+}
+
+TA_CASE("forward: softcap without weights (fused, block and tiled paths) matches the reference") {
+  PortList pl;
+  // M <= kKeyTile: the plain blocks, where a port's fused block must not
+  // run uncapped; M > kKeyTile: the online softmax in groups of rows.
+  const Dims shapes[] = {{8, 24, 16, 8}, {37, tinyattn::kKeyTile + 37, 16, 9, 2, 1}};
+  for (const Dims& d : shapes)
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (const Mask& mask : {Mask::none(), Mask::causal_bottom_right()}) {
+        Arena::Scope scope;
+        Problem p = make_problem(d, 71, 3.0f);  // logits of several units: the cap matters
+        if (!p.ok) TA_IGNORE("arena too small");
+        run_reference(p, mask, capped(2.0f));
+        for (tinyattn::Scratch scratch : {tinyattn::Scratch::kMinimal, tinyattn::Scratch::kTransposedKeys}) {
+          TA_CHECK(run_port(p, pl.ports[pi], mask, capped(2.0f), false, scratch) == Status::kOk);
+          const double vmax = max_abs(p.v, d.v_elems());
+          const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * vmax, kOutRtol);
+          TA_CHECK_MSG(y.ok, "%s M=%zu: capped Y off by %g at %zu", tinyattn::port_name(pl.ports[pi]), d.m, y.worst,
+                       y.index);
+          const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+          TA_CHECK_MSG(l.ok, "%s M=%zu: capped lse off by %g at %zu", tinyattn::port_name(pl.ports[pi]), d.m, l.worst,
+                       l.index);
+        }
+      }
+}
+
+TA_CASE("forward: softcap on the fp16 paths matches the reference") {
+  const Dims d{9, 21, 16, 7, 2, 1};
+  Arena::Scope scope;
+  CapMasks cm(d, 4);
+  Problem p = make_problem(d, 72, 2.0f);
+  if (!p.ok || !cm.ok()) TA_IGNORE("arena too small");
+  round_inputs_to_half(p);
+  Mask bias = Mask::additive(cm.bias);
+  bias.causal = tinyattn::Causal::kTopLeft;
+  PathRun runs[kMaxPathRuns];
+  const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
+  for (const Mask& mask : {Mask::none(), bias}) {
+    run_reference(p, mask, capped(1.0f));
+    for (size_t r = 0; r < nr; ++r)
+      for (bool ww : {true, false}) {
+        Arena::Scope inner;
+        const Status s = run_path(runs[r].path, p, runs[r].port, mask, capped(1.0f), ww);
+        const char* pn = tinyattn::port_name(runs[r].port);
+        TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", pn, path_name(runs[r].path), tinyattn::to_string(s));
+        if (s != Status::kOk) continue;
+        const Agreement a = against_reference(p, runs[r].path, ww);
+        TA_CHECK_MSG(a.ok(), "%s/%s weights=%d: capped output differs from the reference (y %g, lse %g, A %g)", pn,
+                     path_name(runs[r].path), ww ? 1 : 0, a.y.worst, a.lse.worst, a.weights.worst);
+      }
+  }
+}
+
+TA_CASE("forward: softcap bounds every logit by c") {
+  // Large inputs, no mask: uncapped logits reach tens of units. Capped, any
+  // two weights of a row differ by at most exp(2c), and the row's lse lies
+  // within log(M) +- c.
+  PortList pl;
+  const Dims d{6, 19, 8, 4};
+  const float c = 1.25f;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 73, 6.0f);
+    if (!p.ok) TA_IGNORE("arena too small");
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none(), capped(c)) == Status::kOk);
+    double worst_ratio = 0.0, worst_lse = 0.0;
+    for (size_t row = 0; row < d.hq * d.n; ++row) {
+      const float* w = p.weights + row * d.m;
+      float lo = w[0], hi = w[0];
+      for (size_t j = 1; j < d.m; ++j) lo = std::fmin(lo, w[j]), hi = std::fmax(hi, w[j]);
+      worst_ratio = std::fmax(worst_ratio, std::log(static_cast<double>(hi) / lo));
+      worst_lse = std::fmax(worst_lse, std::fabs(p.lse[row] - std::log(static_cast<double>(d.m))));
+    }
+    const char* pn = tinyattn::port_name(pl.ports[pi]);
+    TA_CHECK_MSG(worst_ratio <= 2.0 * c + 1e-5, "%s: log(max/min weight) = %g > 2c", pn, worst_ratio);
+    TA_CHECK_MSG(worst_lse <= c + 1e-5, "%s: |lse - log M| = %g > c", pn, worst_lse);
+    // Uncapped, the same inputs break both bounds (the test can fail).
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::none()) == Status::kOk);
+    double uncapped = 0.0;
+    for (size_t row = 0; row < d.hq * d.n; ++row)
+      uncapped = std::fmax(uncapped, std::fabs(p.lse[row] - std::log(static_cast<double>(d.m))));
+    TA_CHECK_MSG(uncapped > c, "%s: the uncapped logits are too small to test the bound (%g)", pn, uncapped);
+  }
+}
+
+TA_CASE("forward: as c grows, the capped result tends to the plain one") {
+  PortList pl;
+  const Dims d{5, 13, 8, 6};
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 74, 2.0f);
+    float* y_plain = alloc<float>(d.y_elems());
+    float* w_plain = alloc<float>(d.weight_elems());
+    if (!p.ok || !y_plain || !w_plain) TA_IGNORE("arena too small");
+    TA_CHECK(run_port(p, pl.ports[pi], Mask::causal_top_left()) == Status::kOk);
+    for (size_t x = 0; x < d.y_elems(); ++x) y_plain[x] = p.y[x];
+    for (size_t x = 0; x < d.weight_elems(); ++x) w_plain[x] = p.weights[x];
+    double prev = 1e300;
+    for (float c : {3.0f, 30.0f, 300.0f, 1e20f}) {
+      TA_CHECK(run_port(p, pl.ports[pi], Mask::causal_top_left(), capped(c)) == Status::kOk);
+      const Result w = close(p.weights, w_plain, d.weight_elems(), 0.0, 0.0);
+      // Each tenfold c shrinks the change (about 1/c^2), and at 1e20 the
+      // plain path's weights come back to rounding.
+      TA_CHECK_MSG(w.worst < prev, "%s: c = %g moves the weights by %g, not less than %g", tinyattn::port_name(pl.ports[pi]),
+                   static_cast<double>(c), w.worst, prev);
+      prev = w.worst;
+    }
+    const Result y = close(p.y, y_plain, d.y_elems(), 1e-6, 1e-6);
+    TA_CHECK_MSG(y.ok, "%s: c = 1e20 gives Y off the plain path's by %g", tinyattn::port_name(pl.ports[pi]), y.worst);
+    TA_CHECK_MSG(prev <= 1e-6, "%s: c = 1e20 moves the weights by %g", tinyattn::port_name(pl.ports[pi]), prev);
+  }
+}
+
+namespace {
+
+// Every float path of every port on p (its inputs already fp16-exact)
+// against the reference for this mask and options, with and without weights.
+void check_float_paths(Problem& p, const Mask& mask, const tinyattn::Options& o, const char* what) {
+  run_reference(p, mask, o);
+  PathRun runs[kMaxPathRuns];
+  const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
+  for (size_t r = 0; r < nr; ++r)
+    for (bool ww : {true, false}) {
+      Arena::Scope inner;
+      const Status s = run_path(runs[r].path, p, runs[r].port, mask, o, ww);
+      const char* pn = tinyattn::port_name(runs[r].port);
+      TA_CHECK_MSG(s == Status::kOk, "%s %s/%s: status %s", what, pn, path_name(runs[r].path), tinyattn::to_string(s));
+      if (s != Status::kOk) continue;
+      const Agreement a = against_reference(p, runs[r].path, ww);
+      TA_CHECK_MSG(a.ok(), "%s %s/%s weights=%d: differs from the reference (y %g, lse %g, A %g)", what, pn,
+                   path_name(runs[r].path), ww ? 1 : 0, a.y.worst, a.lse.worst, a.weights.worst);
+    }
+}
+
+}  // namespace
+
+TA_CASE("forward: causal by offset and over a partly filled cache match the reference on every port") {
+  PortList pl;
+  const Dims shapes[] = {{5, 9, 8, 4}, {9, 9, 16, 8}, {9, 5, 7, 3}, {1, 17, 33, 17}, {17, 40, 16, 17, 2, 1}};
+  for (const Dims& d : shapes) {
+    const uint32_t n = static_cast<uint32_t>(d.n), m = static_cast<uint32_t>(d.m);
+    // Chunked prefill: N new queries after some cached keys, the buffer not full.
+    const uint32_t valid = n <= m ? n + (m - n) / 2 : m;
+    Mask window = Mask::sliding_window(3, 0, tinyattn::Align::kOffset);
+    window.offset = 2;
+    Mask cache_window = Mask::causal_cache(valid, n);
+    cache_window.window = {2, tinyattn::kUnbounded, tinyattn::Align::kOffset};
+    const Mask masks[] = {Mask::causal_offset(-2), Mask::causal_offset(0), Mask::causal_offset(3),
+                          Mask::causal_cache(valid, n), Mask::causal_cache(m, n), window, cache_window};
+    const char* names[] = {"offset -2", "offset 0", "offset 3", "cache", "full cache", "window@offset",
+                           "cache+window"};
+    for (size_t pi = 0; pi < pl.n; ++pi)
+      for (size_t mi = 0; mi < 7; ++mi) {
+        check_forward(d, masks[mi], pl.ports[pi], 90 + mi, names[mi]);
+        check_forward(d, masks[mi], pl.ports[pi], 90 + mi, names[mi], {}, tinyattn::Scratch::kTransposedKeys);
+      }
+  }
+  // fp16 paths, and the online softmax (M > kKeyTile, no weights).
+  const Dims dims[] = {{6, 14, 8, 5, 2, 1}, {37, tinyattn::kKeyTile + 37, 16, 9, 2, 1}};
+  for (const Dims& d : dims) {
+    Arena::Scope scope;
+    Problem p = make_problem(d, 93);
+    if (!p.ok) TA_IGNORE("arena too small");
+    round_inputs_to_half(p);
+    const uint32_t valid = static_cast<uint32_t>(d.m - 5);
+    check_float_paths(p, Mask::causal_cache(valid, static_cast<uint32_t>(d.n)), {}, "cache");
+    check_float_paths(p, Mask::causal_offset(-3), {}, "offset -3");
+  }
+}
+
+TA_CASE("forward: causal_cache(valid, N) over M keys equals bottom-right causal over the valid keys alone") {
+  // What ONNX Attention means by is_causal over a partly filled cache, and
+  // why kBottomRight with kv_len is not it when N > 1 and valid < M.
+  PortList pl;
+  const Dims full{4, 16, 8, 5, 2, 1};
+  for (uint32_t valid : {4u, 9u, 15u})
+    for (size_t pi = 0; pi < pl.n; ++pi) {
+      Arena::Scope scope;
+      Problem p = make_problem(full, 95 + valid);
+      Dims part = full;
+      part.m = valid;
+      Problem q = make_problem(part, 1);
+      if (!p.ok || !q.ok) TA_IGNORE("arena too small");
+      // q holds p's first `valid` keys and values of each KV head.
+      for (size_t x = 0; x < full.q_elems(); ++x) q.q[x] = p.q[x];
+      for (size_t h = 0; h < full.hkv; ++h) {
+        for (size_t x = 0; x < valid * full.dk; ++x) q.k[h * valid * full.dk + x] = p.k[h * full.m * full.dk + x];
+        for (size_t x = 0; x < valid * full.dv; ++x) q.v[h * valid * full.dv + x] = p.v[h * full.m * full.dv + x];
+      }
+      const Port port = pl.ports[pi];
+      TA_CHECK(run_port(q, port, Mask::causal_bottom_right()) == Status::kOk);
+      TA_CHECK(run_port(p, port, Mask::causal_cache(valid, static_cast<uint32_t>(full.n))) == Status::kOk);
+      const Result y = close(p.y, q.y, full.y_elems(), 1e-6, 1e-6);
+      TA_CHECK_MSG(y.ok, "%s valid=%u: Y differs from the pass over the valid keys by %g at %zu", tinyattn::port_name(port),
+                   static_cast<unsigned>(valid), y.worst, y.index);
+      size_t bad = 0;
+      for (size_t row = 0; row < full.hq * full.n; ++row)
+        for (size_t j = 0; j < full.m; ++j) {
+          const float want = j < valid ? q.weights[row * valid + j] : 0.0f;
+          bad += std::fabs(p.weights[row * full.m + j] - want) > 1e-6f;
+        }
+      TA_CHECK_MSG(bad == 0, "%s valid=%u: %zu weights differ", tinyattn::port_name(port), static_cast<unsigned>(valid),
+                   bad);
+      // kBottomRight aligns to M, not to the valid keys: the first queries
+      // then see keys that are not yet theirs (all of them once valid < M).
+      Mask trap = Mask::causal_bottom_right();
+      trap.kv_len = valid;
+      TA_CHECK(run_port(p, port, trap) == Status::kOk);
+      const Result t = close(p.y, q.y, full.y_elems(), 1e-6, 1e-6);
+      TA_CHECK_MSG(!t.ok, "%s valid=%u: bottom-right with kv_len agreed, the test shows nothing", tinyattn::port_name(port),
+                   static_cast<unsigned>(valid));
+    }
+}
+
+TA_CASE("forward: score outputs at each stage match the reference's logits and change nothing else") {
+  PortList pl;
+  const Dims d{6, 11, 9, 4, 2, 1};
+  Arena::Scope scope;
+  CapMasks cm(d, 5);
+  float* scores = alloc<float>(d.weight_elems());
+  float* y0 = alloc<float>(d.y_elems());
+  float* w0 = alloc<float>(d.weight_elems());
+  Problem p = make_problem(d, 96, 2.0f);
+  if (!cm.ok() || !scores || !y0 || !w0 || !p.ok) TA_IGNORE("arena too small");
+  Mask all = Mask::causal_cache(9, static_cast<uint32_t>(d.n));
+  all.bias = cm.bias;
+  all.keep = cm.keep;
+  const Mask masks[] = {Mask::none(), all};
+  const tinyattn::ScoreStage stages[] = {tinyattn::ScoreStage::kScaled, tinyattn::ScoreStage::kSoftcapped,
+                                         tinyattn::ScoreStage::kMasked};
+  for (size_t pi = 0; pi < pl.n; ++pi)
+    for (const Mask& mask : masks)
+      for (bool cap : {false, true}) {
+        tinyattn::Options o = cap ? capped(1.5f) : tinyattn::Options{};
+        o.port = pl.ports[pi];
+        const double c = cap ? 1.5 : 0.0;
+        const float scale = tinyattn::effective_scale(d, o);
+        // Without scores first: what requesting them must not change.
+        tinyattn::ForwardIo io{p.q, p.k, p.v, y0, w0, nullptr};
+        TA_CHECK(tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d)}, mask, o) == Status::kOk);
+        for (tinyattn::ScoreStage stage : stages) {
+          for (size_t x = 0; x < d.weight_elems(); ++x) scores[x] = kNaN;
+          io.y = p.y;
+          io.weights = p.weights;
+          io.scores = scores;
+          io.score_stage = stage;
+          const Status s = tinyattn::forward(d, io, {p.workspace, tinyattn::forward_workspace_bytes(d)}, mask, o);
+          TA_CHECK(s == Status::kOk);
+          size_t bad = 0, changed = 0;
+          double worst = 0.0;
+          for (size_t h = 0; h < d.hq; ++h)
+            for (size_t i = 0; i < d.n; ++i)
+              for (size_t j = 0; j < d.m; ++j) {
+                double want = tinyattn::ref::score(d, p.q, p.k, scale, h, i, j);
+                if (stage != tinyattn::ScoreStage::kScaled && cap) want = c * std::tanh(want / c);
+                if (stage == tinyattn::ScoreStage::kMasked) want = tinyattn::ref::logit(d, p.q, p.k, mask, scale, h, i, j, c);
+                const double got = scores[(h * d.n + i) * d.m + j];
+                if (std::isinf(want) || std::isinf(got)) {
+                  bad += got != want;
+                  continue;
+                }
+                const double err = std::fabs(got - want);
+                worst = std::fmax(worst, err);
+                bad += !(err <= 1e-5 + 1e-5 * std::fabs(want));
+              }
+          for (size_t x = 0; x < d.y_elems(); ++x) changed += p.y[x] != y0[x];
+          for (size_t x = 0; x < d.weight_elems(); ++x) changed += p.weights[x] != w0[x];
+          TA_CHECK_MSG(bad == 0, "%s stage %d cap %d: %zu scores off (worst %g)", tinyattn::port_name(pl.ports[pi]),
+                       static_cast<int>(stage), cap ? 1 : 0, bad, worst);
+          TA_CHECK_MSG(changed == 0, "%s stage %d: requesting scores changed %zu outputs",
+                       tinyattn::port_name(pl.ports[pi]), static_cast<int>(stage), changed);
+        }
+      }
 }

@@ -518,6 +518,9 @@ TA_CASE("fp16 forward: rejected requests write nothing; compile-time API matches
   Options bad;
   bad.scale = std::numeric_limits<float>::infinity();
   expect(Status::kBadScale, io, ws, Mask{}, bad, "inf scale");
+  Options bad_cap;
+  bad_cap.softcap = -2.0f;
+  expect(Status::kBadScale, io, ws, Mask{}, bad_cap, "negative softcap");
   expect(Status::kBadMask, io, ws, Mask::key_padding(7), Options{}, "kv_len > M");
 
   using S = Shape<4, 6, 8, 5>;

@@ -160,11 +160,12 @@ TA_CASE("int8 api: forward_i8 rejects bad plans and requests without writing") {
   TA_CHECK(plan_int8(d, s.scheme(), good, 2) == Status::kOk);
   const ForwardIoI8 io{q, k, v, y, w};
 
+  Options opt;  // what the next expect() passes
   auto expect = [&](Status want, const ForwardIoI8& io_, const Int8Plan& plan, Workspace wsp, const Mask& mask,
                     const char* what) {
     std::memset(y, 0x11, d.y_elems());
     std::memset(w, 0x11, d.weight_elems() * 2);
-    const Status got = forward_i8(d, io_, plan, wsp, mask);
+    const Status got = forward_i8(d, io_, plan, wsp, mask, opt);
     TA_CHECK_MSG(got == want, "%s: status %s, want %s", what, to_string(got), to_string(want));
     size_t written = 0;
     for (size_t i = 0; i < d.y_elems(); ++i) written += static_cast<uint8_t>(y[i]) != 0x11;
@@ -208,6 +209,9 @@ TA_CASE("int8 api: forward_i8 rejects bad plans and requests without writing") {
   expect(Status::kNullPointer, io, Int8Plan{nullptr, 2}, wsp, Mask{}, "null plan");
   const float float_bias[4 * 6] = {};
   expect(Status::kUnsupported, io, Int8Plan{good, 2}, wsp, Mask::additive(float_bias), "float bias");
+  opt.softcap = 30.0f;  // no integer form of the cap
+  expect(Status::kUnsupported, io, Int8Plan{good, 2}, wsp, Mask{}, "softcap");
+  opt = Options{};
   expect(Status::kWorkspaceTooSmall, io, Int8Plan{good, 2}, Workspace{ws, wsb - 1}, Mask{}, "small workspace");
   expect(Status::kBadMask, io, Int8Plan{good, 2}, wsp, Mask::key_padding(7), "kv_len > M");
   expect(Status::kAliasing, ForwardIoI8{q, k, v, y, reinterpret_cast<uint16_t*>(ws)}, Int8Plan{good, 2}, wsp, Mask{},

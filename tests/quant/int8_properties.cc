@@ -261,6 +261,8 @@ TA_CASE("int8 properties: every structured mask") {
   sweep(Mask::sliding_window(2, 1, Align::kTopLeft), "window", Fill::kRandom, false, false, 900);
   sweep(Mask::sliding_window(0, 0, Align::kBottomRight), "diagonal window", Fill::kLargeLogits, false, true, 1000);
   sweep(Mask::key_padding(3), "kv_len", Fill::kRandom, true, true, 1100);
+  sweep(Mask::causal_offset(2), "causal offset 2", Fill::kRandom, false, true, 1150);
+  sweep(Mask::causal_offset(-1), "causal offset -1", Fill::kLargeLogits, true, false, 1170);
   Mask empty = Mask::sliding_window(-3, 3, Align::kTopLeft);  // rows near the end see nothing
   empty.kv_len = 2;
   sweep(empty, "window beyond kv_len (fully masked rows)", Fill::kRandom, false, true, 1200);

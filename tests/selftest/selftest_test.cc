@@ -153,8 +153,8 @@ TA_CASE("selftest: reports every check kind with its figures") {
                          "kernel_exp_shift_sum", "kernel_weighted_sum", "kernel_axpy",
                          "kernel_scale",    "kat_plain",            "kat_causal_top_left",
                          "kat_causal_bottom_right", "kat_window_top_left", "kat_window_bottom_right",
-                         "kat_kv_len",      "kat_keep_bytes",       "kat_keep_bits",
-                         "kat_bias",        "kat_gqa",              "masked_row",
+                         "kat_kv_len",      "kat_causal_cache",     "kat_keep_bytes",       "kat_keep_bits",
+                         "kat_bias",        "kat_gqa",              "kat_softcap_bias",     "masked_row",
                          "row_sum",         "weights_nonnegative",  "convex_hull",
                          "norm_bound",      "kat_tiled"};
   for (const char* n : names) TA_CHECK_MSG(g_report.find(n) != nullptr, "missing check %s", n);

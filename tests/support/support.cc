@@ -233,7 +233,7 @@ Problem make_problem(const tinyattn::Dims& d, uint64_t seed, float sd) {
 
 void run_reference(Problem& p, const tinyattn::Mask& mask, const tinyattn::Options& o) {
   tinyattn::ref::forward(p.d, p.q, p.k, p.v, mask, tinyattn::effective_scale(p.d, o), p.y_ref, p.weights_ref,
-                         p.lse_ref);
+                         p.lse_ref, o.softcap ? *o.softcap : 0.0);
 }
 
 tinyattn::Status run_port(Problem& p, tinyattn::Port port, const tinyattn::Mask& mask, const tinyattn::Options& o,

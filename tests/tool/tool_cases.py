@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "quant"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "gen"))
 import gen_quant_vectors as quant  # noqa: E402
-from exact_math import dot, exp  # noqa: E402
+from exact_math import dot, exp, tanh  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
 WORK.mkdir(parents=True, exist_ok=True)
@@ -48,8 +48,11 @@ def tool(*args):
 # dot products and exp come from tools/gen/exact_math.py (the same bits on every CPU).
 
 
-def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None):
-    """float64 attention with the library's semantics (fully masked rows -> 0)."""
+def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=None, scale=None, softcap=None,
+              offset=0, stages=None):
+    """float64 attention with the library's semantics (fully masked rows -> 0).
+    stages: a dict that receives the logits [Hq, N, M] at "scaled", "softcapped" and "masked".
+    softcap c: each scaled logit becomes c*tanh(s/c) before the bias is added (ONNX Attention)."""
     q3 = q if q.ndim == 3 else q[None]
     k3 = k if k.ndim == 3 else k[None]
     v3 = v if v.ndim == 3 else v[None]
@@ -65,9 +68,11 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
         vis &= j <= i
     if causal == "bottom-right":
         vis &= j <= i + m - n
+    if causal == "offset":
+        vis &= j <= i + offset
     if window is not None:
         left, right, align = window
-        p = i if align == "top-left" else i + m - n
+        p = i if align == "top-left" else i + offset if align == "offset" else i + m - n
         vis &= (j >= p - left) & (j <= p + right)
     if kv_len is not None:
         vis &= j < kv_len
@@ -80,10 +85,18 @@ def reference(q, k, v, keep=None, bias=None, causal=None, window=None, kv_len=No
         bh = None if bias is None else (bias if bias.ndim == 2 else bias[h]).astype(np.float64)
         a = np.zeros((n, m))
         y = np.zeros((n, dv))
+        if stages is not None:
+            raw = np.array([[s * dot(qh[r], kh[c]) for c in range(m)] for r in range(n)])
+            capped = raw if softcap is None else np.array([[softcap * tanh(x / softcap) for x in row] for row in raw])
+            masked = np.where(visible, capped + (0.0 if bh is None else bh), -np.inf)
+            for key, val in (("scaled", raw), ("softcapped", capped), ("masked", masked)):
+                stages.setdefault(key, []).append(val)
         for r in range(n):
             row = []
             for c in range(m):
                 x = s * dot(qh[r], kh[c]) if visible[r, c] else -math.inf
+                if visible[r, c] and softcap is not None:
+                    x = softcap * tanh(x / softcap)
                 if visible[r, c] and bh is not None:
                     x += float(bh[r, c])
                 row.append(x)
@@ -125,6 +138,32 @@ def check_run(name, arrays, flags, ref_kwargs, version=None, dtype=np.float32, w
         failures.append(f"{name}: masked weights are not exactly 0")
     else:
         print(f"ok   {name}: Y max error {np.abs(y - y_ref).max():.2e}")
+
+
+def check_scores(name, arrays, flags, ref_kwargs):
+    """--scores at every stage against the reference's logits: -inf exactly where masked."""
+    q, k, v = (a.astype(np.float32) for a in arrays)
+    args = ["run", "--q", save(f"{name}_q.npy", q), "--k", save(f"{name}_k.npy", k), "--v", save(f"{name}_v.npy", v),
+            "--out", str(WORK / f"{name}_y.npy"), *flags]
+    stages = {}
+    reference(q, k, v, stages=stages, **ref_kwargs)
+    for stage, want in stages.items():
+        want = np.array(want) if q.ndim == 3 else np.array(want)[0]
+        out = WORK / f"{name}_{stage}.npy"
+        r = tool(*args, "--scores", str(out), "--score-stage", stage)
+        if r.returncode != 0:
+            failures.append(f"{name}/{stage}: exit {r.returncode}: {r.stderr.strip()}")
+            continue
+        got = np.load(out).astype(np.float64)
+        inf = np.isinf(want)
+        if got.shape != want.shape or not np.array_equal(got[inf], want[inf]):
+            failures.append(f"{name}/{stage}: shape {got.shape} or masked entries differ from the reference")
+            continue
+        err = np.abs(got[~inf] - want[~inf]) - (1e-5 + 1e-5 * np.abs(want[~inf]))
+        if err.size and err.max() > 0:
+            failures.append(f"{name}/{stage}: off by {np.abs(got[~inf] - want[~inf]).max():.3g}")
+        else:
+            print(f"ok   {name}/{stage}: {int(inf.sum())} masked entries")
 
 
 F16_ULP = 2.0 ** -11
@@ -280,6 +319,11 @@ def run_cases():
     check_run("window_br", (r(3, 8), r(7, 8), r(7, 4)), ["--window", "3,0,bottom-right"],
               {"window": (3, 0, "bottom-right")})
     check_run("kv_len", (r(3, 5), r(8, 5), r(8, 2)), ["--kv-len", "4"], {"kv_len": 4})
+    # ONNX's causal rule over a cache of 7 valid keys in a buffer of 10: offset 7 - 3.
+    check_run("causal_cache", (r(3, 8), r(10, 8), r(10, 4)), ["--causal", "offset", "--offset", "4", "--kv-len", "7"],
+              {"causal": "offset", "offset": 4, "kv_len": 7})
+    check_run("window_offset", (r(2, 5, 8), r(2, 9, 8), r(2, 9, 3)), ["--window", "2,0,offset", "--offset", "-1"],
+              {"window": (2, 0, "offset"), "offset": -1})
     keep = rng.random((5, 7)) < 0.6
     keep[1] = False  # a fully masked row
     check_run("mask_b1", (r(5, 16), r(7, 16), r(7, 8)), ["--mask", save("mask_b1.npy", keep)], {"keep": keep})
@@ -292,6 +336,18 @@ def run_cases():
               {"bias": bias, "scale": float(np.float32(0.3))})
     check_run("mask_and_causal", (r(5, 16), r(7, 16), r(7, 8)),
               ["--mask", save("mask_b1b.npy", keep), "--causal", "bottom-right"], {"keep": keep, "causal": "bottom-right"})
+    cap = float(np.float32(0.75))
+    check_run("softcap", (r(5, 16) * 2, r(7, 16), r(7, 8)), ["--softcap", "0.75"], {"softcap": cap})
+    check_run("softcap_bias_causal_gqa", (r(4, 4, 8) * 2, r(2, 6, 8), r(2, 6, 5)),
+              ["--softcap", "0.75", "--bias", save("bias_cap.npy", bias), "--causal", "top-left", "--heads", "4,2"],
+              {"softcap": cap, "bias": bias, "causal": "top-left"})
+    check_run("softcap_long_keys_tiled", (r(2, 3, 16) * 2, r(1, 700, 16), r(1, 700, 8)), ["--softcap", "0.75"],
+              {"softcap": cap}, weights=False)
+    check_scores("scores_plain", (r(5, 16) * 2, r(7, 16), r(7, 8)), [], {})
+    check_scores("scores_softcap_bias_cache_gqa", (r(4, 4, 8) * 2, r(2, 6, 8), r(2, 6, 5)),
+                 ["--softcap", "0.75", "--bias", save("bias_scores.npy", bias), "--causal", "offset", "--offset", "1",
+                  "--kv-len", "5", "--heads", "4,2"],
+                 {"softcap": cap, "bias": bias, "causal": "offset", "offset": 1, "kv_len": 5})
     check_run("float16", (r(5, 16), r(7, 16), r(7, 8)), [], {}, dtype=np.float16)
     check_run("format_2_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(2, 0))
     check_run("format_3_0", (r(3, 4), r(5, 4), r(5, 2)), [], {}, version=(3, 0))
@@ -308,6 +364,8 @@ def run_cases():
     check_f16("f16_mask_bias_scale", (r(4, 8), r(6, 8), r(6, 3)),
               ["--mask", save("f16_keep.npy", keep46), "--bias", save("bias.npy", bias), "--scale", "0.3"],
               {"keep": keep46, "bias": bias, "scale": float(np.float32(0.3))})
+    check_f16("f16_softcap_bias", (r(4, 8) * 2, r(6, 8), r(6, 3)), ["--softcap", "0.75", "--bias", save("bias.npy", bias)],
+              {"softcap": float(np.float32(0.75)), "bias": bias})
     check_f16("f16_window_kvlen", (r(6, 8), r(6, 8), r(6, 4)), ["--window", "2,1", "--kv-len", "5"],
               {"window": (2, 1, "top-left"), "kv_len": 5})
     check_f16("f16_long_keys_tiled", (r(2, 3, 16), r(1, 700, 16), r(1, 700, 8)), ["--causal", "top-left"],
@@ -483,7 +541,16 @@ def malformed():
     expect_error("window_syntax", [*common, "--window", "2"], "--window", code=2)
     expect_error("window_empty", [*common, "--window", "-3,1"], "bad_mask")
     expect_error("causal_value", [*common, "--causal", "diagonal"], "--causal", code=2)
+    expect_error("score_stage_value", [*common, "--scores", str(WORK / "s.npy"), "--score-stage", "softmax"],
+                 "--score-stage", code=2)
+    expect_error("scores_f16", [*common, "--dtype", "f16", "--scores", str(WORK / "s.npy")], "--scores", code=2)
+    expect_error("offset_without_causal", [*common, "--offset", "2"], "--offset", code=2)
+    expect_error("causal_offset_without_offset", [*common, "--causal", "offset"], "--offset", code=2)
+    expect_error("offset_past_kv_len", [*common, "--causal", "offset", "--offset", "5", "--kv-len", "6"], "bad_mask")
     expect_error("scale_nan", [*common, "--scale", "nan"], "--scale", code=2)
+    for bad in ("0", "-1", "inf", "nan", "2x"):
+        expect_error(f"softcap_{bad}", [*common, "--softcap", bad], "--softcap", code=2)
+    expect_error("i8_softcap", [*common8, "--qparams", good_qp, "--softcap", "5"], "--softcap", code=2)
     expect_error("unknown_flag", [*common, "--frobnicate", "1"], "unknown argument", code=2)
     expect_error("missing_out", ["run", "--q", good_q, "--k", good_k, "--v", good_v], "--out", code=2)
     expect_error("unknown_command", ["frobnicate"], "unknown command", code=2)

@@ -40,6 +40,16 @@ def exp(x):
         return float(decimal.Decimal(x).exp())
 
 
+def tanh(x):
+    """tanh(x) = (e^2x - 1) / (e^2x + 1), like exp(); +-1 beyond where that rounds to it."""
+    if abs(x) > 30.0:
+        return math.copysign(1.0, x)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        e = (2 * decimal.Decimal(x)).exp()
+        return float((e - 1) / (e + 1))
+
+
 def log(x):
     """The natural log, like exp()."""
     with decimal.localcontext() as ctx:

@@ -22,7 +22,7 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from exact_math import dot, exp, log  # noqa: E402
+from exact_math import dot, exp, log, tanh  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "lib" / "src" / "selftest_vectors.h"
@@ -34,6 +34,8 @@ N, M, DK, DV, HQ, HKV = 4, 9, 17, 6, 2, 1
 INPUT_SCALE = 1.0 / 32.0
 BIAS_SCALE = 1.0 / 8.0
 BIAS_NEG_INF = -128
+# The kSoftcapBias case's softcap: small enough to bend these logits.
+SOFTCAP = 0.5
 
 # name, kind, a, b, query heads. kinds mirror CaseKind in the header.
 CASES = [
@@ -43,10 +45,15 @@ CASES = [
     ("kat_window_top_left", "kWindowTopLeft", 1, 2, 1, "window (1, 2), top-left"),
     ("kat_window_bottom_right", "kWindowBottomRight", 3, 0, 1, "window (3, 0), bottom-right"),
     ("kat_kv_len", "kKvLen", 6, 0, 1, "kv_len 6 of 9"),
+    # ONNX Attention's causal rule over a partly filled cache: the 4 queries are
+    # the last of 7 valid keys of 9 (offset 3; bottom-right would give 5).
+    ("kat_causal_cache", "kCausalCache", 7, 0, 1, "causal over 7 valid keys of 9"),
     ("kat_keep_bytes", "kKeepBytes", 0, 0, 1, "keep bytes"),
     ("kat_keep_bits", "kKeepBits", 0, 0, 1, "keep bits"),
     ("kat_bias", "kBias", 0, 0, 1, "additive bias with -inf"),
     ("kat_gqa", "kPlain", 0, 0, 2, "grouped query, 2:1 heads"),
+    # Capped before the bias is added (ONNX Attention's order): the -inf keys stay masked.
+    ("kat_softcap_bias", "kSoftcapBias", 0, 0, 1, "softcap then additive bias"),
     # Column 0 of Q, K, V (Dk = Dv = 1, scale 1); the self-test repeats every
     # key until M exceeds one key tile, which gives the same Y and lse + ln(repeats)
     # through forward()'s online-softmax path.
@@ -98,6 +105,8 @@ def visible(kind, a, i, j, keep):
         return p - a <= j <= p + CASES_B[kind]
     if kind == "kKvLen":
         return j < a
+    if kind == "kCausalCache":
+        return j <= i + a - N and j < a
     if kind in ("kKeepBytes", "kKeepBits"):
         return keep[i, j]
     return True
@@ -108,6 +117,7 @@ CASES_B = {kind: b for _, kind, _, b, _, _ in CASES}
 
 def attention(q, k, v, kind, a, hq, keep, bias, scale):
     """float64 softmax(scale q k^T + mask) v per query head; empty rows -> 0, lse -inf.
+    kSoftcapBias: softmax(c tanh(scale q k^T / c) + bias) v, c = SOFTCAP.
 
     NumPy does only correctly rounded elementwise operations here: its @ goes to
     BLAS (CPU-dependent kernels and summation order) and its float64 exp/log and
@@ -122,7 +132,9 @@ def attention(q, k, v, kind, a, hq, keep, bias, scale):
             row = []
             for j in range(M):
                 s = -math.inf if not visible(kind, a, i, j, keep) else scale * dot(qh[i], kh[j])
-                if kind == "kBias":
+                if kind == "kSoftcapBias":
+                    s = SOFTCAP * tanh(s / SOFTCAP)
+                if kind in ("kBias", "kSoftcapBias"):
                     s += float(bias[i, j])
                 row.append(s)
             mx = max(row)  # exact: the same whatever the order
@@ -215,6 +227,7 @@ def generate():
     out.append(f"inline constexpr float kInputScale = {hexf(INPUT_SCALE, 'f')};  // inputs are int8 * this")
     out.append(f"inline constexpr float kBiasScale = {hexf(BIAS_SCALE, 'f')};    // bias is int8 * this")
     out.append(f"inline constexpr int8_t kBiasNegInf = {BIAS_NEG_INF};            // stands for -inf")
+    out.append(f"inline constexpr float kSoftcap = {hexf(SOFTCAP, 'f')};       // Options::softcap of kSoftcapBias")
     out.append("inline constexpr float kInf = __builtin_huge_valf();\n")
     out.append(f"inline constexpr int8_t kQ[{q8.size}] = {{\n{fmt_list(ints(q8), 17)}\n}};")
     out.append(f"inline constexpr int8_t kK[{k8.size}] = {{\n{fmt_list(ints(k8), 17)}\n}};")
@@ -222,8 +235,9 @@ def generate():
     out.append(f"inline constexpr uint8_t kKeepMaskBits[{keep_bits.size}] = {{\n{fmt_list(ints(keep_bits), row_bytes)}\n}};")
     out.append(f"inline constexpr int8_t kBiasValues[{bias8.size}] = {{\n{fmt_list(ints(bias8), M)}\n}};\n")
     out.append("enum class CaseKind : uint8_t {\n  kPlain, kCausalTopLeft, kCausalBottomRight, kWindowTopLeft,\n"
-               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias, kTiled,\n};\n")
-    out.append("struct Case {\n  const char* name;\n  const char* title;  // for the properties table\n  CaseKind kind;\n  int32_t a, b;   // window left/right, or kv_len\n"
+               "  kWindowBottomRight, kKvLen, kKeepBytes, kKeepBits, kBias, kTiled, kSoftcapBias,\n"
+               "  kCausalCache,\n};\n")
+    out.append("struct Case {\n  const char* name;\n  const char* title;  // for the properties table\n  CaseKind kind;\n  int32_t a, b;   // window left/right, or kv_len (kKvLen, kCausalCache)\n"
                "  size_t hq;       // query heads (1, or kHq for grouped-query)\n"
                "  size_t y_offset; // into kExpectedY\n  size_t lse_offset;\n};\n")
     out.append(f"inline constexpr Case kCases[{len(CASES)}] = {{")

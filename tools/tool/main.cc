@@ -43,8 +43,9 @@ constexpr size_t kMaxOutputBytes = size_t{1} << 30;
 const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
-    "               [--mask M.npy] [--causal top-left|bottom-right] [--window L,R[,top-left|bottom-right]]\n"
-    "               [--kv-len L] [--bias B.npy] [--scale S] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
+    "               [--mask M.npy] [--causal top-left|bottom-right|offset] [--window L,R[,top-left|bottom-right|offset]]\n"
+    "               [--offset K] [--scores S.npy [--score-stage scaled|softcapped|masked]]\n"
+    "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
@@ -53,7 +54,10 @@ const char kUsage[] =
     "(f32 inputs to f16 are rounded to nearest even), int8 for i8; mask [Hq,]N,M bool/uint8 (nonzero =\n"
     "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
     "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
-    "Y int8 and A uint16 Q0.15 probabilities (i8).\n";
+    "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
+    "before the bias and masks, as ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at\n"
+    "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n"
+    "--scores writes the float32 logits [Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32 only).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
@@ -107,7 +111,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
-  std::string causal, window, kv_len, scale, heads, dtype = "f32", port = "default", qparams;
+  std::string causal, window, offset, kv_len, scale, softcap, scores, score_stage = "scaled", heads, dtype = "f32",
+      port = "default", qparams;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
@@ -250,7 +255,9 @@ int cmd_run(int argc, char** argv) {
   } opts[] = {{"--q", &r.q},           {"--k", &r.k},         {"--v", &r.v},
               {"--out", &r.out},       {"--weights", &r.weights}, {"--mask", &r.mask},
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
-              {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--heads", &r.heads},
+              {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--softcap", &r.softcap},
+              {"--offset", &r.offset},    {"--scores", &r.scores},   {"--score-stage", &r.score_stage},
+              {"--heads", &r.heads},
               {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -282,6 +289,21 @@ int cmd_run(int argc, char** argv) {
     if (*end != '\0' || !std::isfinite(s)) return usage_error("--scale must be a finite number, got '" + r.scale + "'");
     opt.scale = s;
   }
+  if (!r.softcap.empty()) {
+    char* end = nullptr;
+    const float c = std::strtof(r.softcap.c_str(), &end);
+    if (*end != '\0' || !(c > 0.0f) || !std::isfinite(c))
+      return usage_error("--softcap must be a finite number > 0, got '" + r.softcap + "'");
+    if (is_i8) return usage_error("--softcap applies to --dtype f32 and f16 (forward_i8 has no softcap)");
+    opt.softcap = c;
+  }
+
+  tinyattn::ScoreStage stage = tinyattn::ScoreStage::kScaled;
+  if (r.score_stage == "softcapped") stage = tinyattn::ScoreStage::kSoftcapped;
+  else if (r.score_stage == "masked") stage = tinyattn::ScoreStage::kMasked;
+  else if (r.score_stage != "scaled")
+    return usage_error("--score-stage must be scaled, softcapped or masked, got '" + r.score_stage + "'");
+  if (!r.scores.empty() && r.dtype != "f32") return usage_error("--scores applies to --dtype f32");
 
   std::string error;
   QuantSpec qspec;
@@ -369,20 +391,31 @@ int cmd_run(int argc, char** argv) {
   if (!r.causal.empty()) {
     if (r.causal == "top-left") mask.causal = tinyattn::Causal::kTopLeft;
     else if (r.causal == "bottom-right") mask.causal = tinyattn::Causal::kBottomRight;
-    else return usage_error("--causal must be top-left or bottom-right, got '" + r.causal + "'");
+    else if (r.causal == "offset") mask.causal = tinyattn::Causal::kOffset;
+    else return usage_error("--causal must be top-left, bottom-right or offset, got '" + r.causal + "'");
   }
   if (!r.window.empty()) {
     const std::vector<std::string> w = split(r.window, ',');
     long long left = 0, right = 0;
     if (w.size() < 2 || w.size() > 3 || !parse_long(w[0], -65536, 65536, &left) || !parse_long(w[1], -65536, 65536, &right))
-      return usage_error("--window must be L,R[,top-left|bottom-right] (integers), got '" + r.window + "'");
+      return usage_error("--window must be L,R[,top-left|bottom-right|offset] (integers), got '" + r.window + "'");
     mask.window.left = static_cast<int32_t>(left);
     mask.window.right = static_cast<int32_t>(right);
     if (w.size() == 3) {
       if (w[2] == "top-left") mask.window.align = tinyattn::Align::kTopLeft;
       else if (w[2] == "bottom-right") mask.window.align = tinyattn::Align::kBottomRight;
-      else return usage_error("--window alignment must be top-left or bottom-right, got '" + w[2] + "'");
+      else if (w[2] == "offset") mask.window.align = tinyattn::Align::kOffset;
+      else return usage_error("--window alignment must be top-left, bottom-right or offset, got '" + w[2] + "'");
     }
+  }
+  const bool offset_aligned = mask.causal == tinyattn::Causal::kOffset || mask.window.align == tinyattn::Align::kOffset;
+  if (offset_aligned != !r.offset.empty())
+    return usage_error("--offset K goes with --causal offset or a --window aligned to offset, and they need it");
+  if (!r.offset.empty()) {
+    long long off = 0;
+    if (!parse_long(r.offset, -65536, 65536, &off))
+      return usage_error("--offset must be an integer in [-65536, 65536], got '" + r.offset + "'");
+    mask.offset = static_cast<int32_t>(off);
   }
   if (!r.kv_len.empty()) {
     long long l = 0;
@@ -392,10 +425,10 @@ int cmd_run(int argc, char** argv) {
   }
 
   if (d.y_elems() * sizeof(float) > kMaxOutputBytes ||
-      (!r.weights.empty() && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
+      ((!r.weights.empty() || !r.scores.empty()) && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
     return fail("the outputs would exceed the 1 GiB limit (Hq*N*M = " + std::to_string(d.weight_elems()) + ")");
   const bool want_weights = !r.weights.empty();
-  std::vector<float> y, weights;
+  std::vector<float> y, weights, scores;
   std::vector<tinyattn::half> yh, weights_h;
   std::vector<int8_t> yi;
   std::vector<uint16_t> weights_q15;
@@ -443,13 +476,17 @@ int cmd_run(int argc, char** argv) {
   } else {
     y.resize(d.y_elems());
     weights.resize(want_weights ? d.weight_elems() : 0);
+    scores.resize(r.scores.empty() ? 0 : d.weight_elems());
     ws.resize(tinyattn::forward_workspace_bytes(d, want_weights));
-    const tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
+    tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
+    io.scores = r.scores.empty() ? nullptr : scores.data();
+    io.score_stage = stage;
     s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
   }
   if (s != tinyattn::Status::kOk) {
     std::string hint;
-    if (s == tinyattn::Status::kBadMask) hint = " (the window is empty: L + R must be >= 0)";
+    if (s == tinyattn::Status::kBadMask)
+      hint = " (the window is empty: L + R must be >= 0, or --offset + N > --kv-len: a query past the valid keys)";
     return fail(std::string(api) + " rejected the problem: " + tinyattn::to_string(s) + hint);
   }
 
@@ -465,7 +502,8 @@ int cmd_run(int argc, char** argv) {
       : is_i8 ? tinyattn_tool::write_npy(r.out, "|i1", y_shape, yi.data(), 1, &error) &&
                     (!want_weights || tinyattn_tool::write_npy(r.weights, "<u2", w_shape, weights_q15.data(), 2, &error))
               : tinyattn_tool::write_npy_f32(r.out, y_shape, y.data(), &error) &&
-                    (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error));
+                    (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error)) &&
+                    (r.scores.empty() || tinyattn_tool::write_npy_f32(r.scores, w_shape, scores.data(), &error));
   return wrote ? 0 : fail(error);
 }
 

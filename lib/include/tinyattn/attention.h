@@ -26,6 +26,12 @@ namespace tinyattn {
 struct Options {
   std::optional<float> scale;  // unset: 1/sqrt(Dk). Must be finite when set.
   Port port = Port::kDefault;  // which compiled-in port runs the kernels
+  // Logit soft-capping (Gemma 2, ONNX Attention's softcap): each scaled logit
+  // s = scale * q.k becomes c * tanh(s / c) before the mask's bias is added
+  // and masked keys are dropped (ONNX's order: a -inf bias stays -inf).
+  // Unset: no capping. When set, c must be > 0 and finite, else kBadScale.
+  // fp32 and fp16 forward, and backward; forward_i8 returns kUnsupported.
+  std::optional<float> softcap = std::nullopt;  // initialized: Options{scale, port} stays -Wextra-clean
 };
 
 struct Workspace {
@@ -130,6 +136,14 @@ constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true
               : 0);
 }
 
+// Which logits ForwardIo::scores receives (ONNX Attention's
+// qk_matmul_output_mode 0, 1 and 2; mode 3, after the softmax, is the weights):
+enum class ScoreStage : uint8_t {
+  kScaled,      // scale * Q K^T, every key (masked ones too)
+  kSoftcapped,  // after Options::softcap (kScaled when none is set), every key
+  kMasked,      // after the mask: + bias, and -inf for every key the mask drops
+};
+
 struct ForwardIo {
   const float* q = nullptr;  // [Hq][N][Dk]
   const float* k = nullptr;  // [Hkv][M][Dk]
@@ -139,6 +153,9 @@ struct ForwardIo {
   float* lse = nullptr;      // [Hq][N] log-sum-exp of the scaled, masked logits (natural log),
                              // -inf for a fully masked row; optional (the backward pass's
                              // recompute mode takes it)
+  float* scores = nullptr;   // [Hq][N][M] the logits at score_stage; optional. Computed in a
+                             // pass of its own when requested, so a call without it pays nothing.
+  ScoreStage score_stage = ScoreStage::kScaled;
 };
 
 // Validates everything, then computes. On error nothing is written.

@@ -6,6 +6,8 @@
 //   dS   = A o (Abar - rowsum(Abar o A))      (o: elementwise product)
 //   dQ   = scale * dS K
 //   dK   = scale * dS^T Q
+// With Options::softcap c, S = T + mask, T = c tanh(U / c), U = scale * Q K^T,
+// and dQ, dK take dU = dS o (1 - (T / c)^2) in place of dS.
 // Masked keys have A = 0, so they get exactly dS = 0 and add nothing to dK or
 // dV; a query row with no visible key has zero gradients. With grouped-query
 // attention the gradients of a shared KV head sum over its query heads.

@@ -121,8 +121,9 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 // M >= kMaxMInt8,
 // kBadQuantization for a plan with the wrong count or invalid entries (or
 // without a bias multiplier when io.bias is set), kUnsupported for a mask
-// with a float bias or for options.scale set (the plan holds the softmax
-// scale), kPortUnavailable for a port not compiled into this build (as every
+// with a float bias, for options.scale set (the plan holds the softmax
+// scale) or for options.softcap set (no logit capping in integer arithmetic),
+// kPortUnavailable for a port not compiled into this build (as every
 // entry point). options.port picks the kernels (kernels_i8.h); every port
 // gives the same bytes.
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {},

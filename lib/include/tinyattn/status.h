@@ -12,7 +12,7 @@ enum class Status : uint8_t {
   kNullPointer,         // a required pointer (input, output, workspace) is null
   kBadDimension,        // a dimension is zero or larger than kMaxDim
   kBadHeads,            // hq or hkv is zero, or hq % hkv != 0
-  kBadScale,            // the softmax scale is NaN or infinite
+  kBadScale,            // the softmax scale is NaN or infinite, or a softcap is not > 0 and finite
   kBadMask,             // kv_len > M, an empty window (left + right < 0), both keep forms set
   kWorkspaceTooSmall,   // workspace bytes < the size the *_workspace_bytes function returns
   kMisaligned,          // a tensor pointer is not aligned to its element type

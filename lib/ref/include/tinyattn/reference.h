@@ -16,16 +16,20 @@ namespace ref {
 // True when key j is visible to query i of query head h under every part of mask.
 bool visible(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j);
 
+// The scaled score u_ij = scale*<q_i, k_j> (double, +-inf where beyond fp32).
+double score(const Dims& d, const float* q, const float* k, double scale, size_t h, size_t i, size_t j);
+
 // The scaled, masked logit s_ij (double): scale*<q_i, k_j> + bias_ij, or -inf
-// when masked.
+// when masked. With softcap c > 0 (0: none) the score is capped first, as
+// ONNX Attention does: c*tanh(scale*<q_i, k_j>/c) + bias_ij.
 double logit(const Dims& d, const float* q, const float* k, const Mask& mask, double scale, size_t h,
-             size_t i, size_t j);
+             size_t i, size_t j, double softcap = 0.0);
 
 // Forward attention in double. y: [Hq][N][Dv]; weights [Hq][N][M] and lse
 // [Hq][N] may be null. Semantics match tinyattn::forward: fully masked rows are
 // zero (lse -inf), a NaN logit makes its row NaN, +inf logits share the weight.
 void forward(const Dims& d, const float* q, const float* k, const float* v, const Mask& mask,
-             double scale, double* y, double* weights = nullptr, double* lse = nullptr);
+             double scale, double* y, double* weights = nullptr, double* lse = nullptr, double softcap = 0.0);
 
 // Backward in double, from the definitions of the seed notebook (section 3):
 //   dV = A^T dY;  Abar = dY V^T;  dS = A o (Abar - rowsum(Abar o A));
@@ -37,8 +41,11 @@ void forward(const Dims& d, const float* q, const float* k, const float* v, cons
 // sees, NaN.
 // dq: [Hq][N][Dk], dk: [Hkv][M][Dk], dv: [Hkv][M][Dv] (overwritten);
 // ds: [Hq][N][M] = dL/dS, optional (0 where masked).
+// With softcap c > 0, dQ and dK take dS o (1 - tanh^2(U / c)), U = scale Q K^T
+// (the chain rule through c*tanh(U/c)); ds stays dL/dS.
 void backward(const Dims& d, const float* q, const float* k, const float* v, const float* dy,
-              const Mask& mask, double scale, double* dq, double* dk, double* dv, double* ds = nullptr);
+              const Mask& mask, double scale, double* dq, double* dk, double* dv, double* ds = nullptr,
+              double softcap = 0.0);
 
 }  // namespace ref
 }  // namespace tinyattn
