@@ -1,0 +1,259 @@
+// The Armv7E-M DSP int8 kernels: the integers of the scalar table
+// (scalar_i8.cc) with the dual 16-bit multiply-accumulate SMLAD on word loads.
+//
+//  - scores: q - zq is widened once per row into halfword pairs (q0,q2),
+//    (q1,q3) per word, in the order SXTB16 and SXTB16 ROR #8 widen a word
+//    of k; two keys per pass share those loads. The zero point of k comes in
+//    algebraically: sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq),
+//    the last term starting each sum (modular int32; the final value fits).
+//  - weighted_sum: pairs of keys, (p_j, p_j+1) against (v_jc, v_j+1,c): the
+//    words of two rows are interleaved by PKHBT/PKHTB and widened by SXTB16,
+//    four columns per pass in registers. The zero point is the initial value
+//    -zv sum p. p_j = kProbOne = 2^15 does not fit a signed halfword and
+//    enters as -2^15: such a key (one holding the whole row) gets 2^16 v_jc
+//    added back.
+//  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
+//    more, and one exact 64-bit comparison decides (mve_i8.cc does the same
+//    four lanes at a time): no 64-bit division per key.
+//  - exp_row and requantize: the scalar port's.
+// Unaligned word loads go through memcpy (one LDR on Armv7E-M).
+#include "backends/scalar/scalar.h"
+#include "port.h"
+
+#if defined(__ARM_FEATURE_DSP)
+
+#include <arm_acle.h>
+
+#include <climits>
+#include <cstring>
+
+namespace tinyattn {
+namespace dsp {
+namespace {
+
+const char* simd_target() { return "DSP"; }
+
+const KernelsI8& base() { return scalar::kernels_i8(); }
+
+inline uint32_t u32(int32_t x) { return static_cast<uint32_t>(x); }
+
+inline uint32_t load4(const int8_t* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// Bytes 1 and 3 sign-extended to halfwords. GCC 12 has no __ror and does not
+// fold a rotation into SXTB16, so the rotated form is written out.
+inline uint32_t sxtb16_ror8(uint32_t x) {
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+inline uint32_t sxtb16(uint32_t x) { return static_cast<uint32_t>(__sxtb16(static_cast<int32_t>(x))); }
+
+// Low halfword of a, low halfword of b above it (PKHBT a, b, LSL #16).
+inline uint32_t pack_low(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+// High halfword of a below the high halfword of b (PKHTB b, a, ASR #16).
+inline uint32_t pack_high(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+  return r;
+}
+
+inline int32_t smlad(uint32_t a, uint32_t b, int32_t acc) {
+  return __smlad(static_cast<int32_t>(a), static_cast<int32_t>(b), acc);
+}
+
+// ---------------------------------------------------------------- scores
+
+// Columns of q widened per pass (the stack buffer holds kQChunk / 2 words).
+constexpr size_t kQChunk = 64;
+
+int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
+               int32_t* s) {
+  int32_t sum_q = 0;  // sum (q - zq), |.| < 2^23
+  for (size_t c = 0; c < dk; ++c) sum_q += q[c] - q_zero;
+  const int32_t start = static_cast<int32_t>(0u - u32(k_zero) * u32(sum_q));
+  const uint32_t zz = (u32(q_zero) & 0xFFFFu) * 0x10001u;
+  uint32_t qw[kQChunk / 2];  // (q0,q2), (q1,q3) per word of q, minus zq: in [-255, 255]
+  for (size_t c0 = 0; c0 < dk; c0 += kQChunk) {
+    const size_t len = dk - c0 < kQChunk ? dk - c0 : kQChunk;
+    const size_t words = len / 4, rest = len % 4;  // rest only in the last chunk
+    for (size_t w = 0; w < words; ++w) {
+      const uint32_t x = load4(q + c0 + 4 * w);
+      qw[2 * w] = u32(__ssub16(static_cast<int32_t>(sxtb16(x)), static_cast<int32_t>(zz)));
+      qw[2 * w + 1] = u32(__ssub16(static_cast<int32_t>(sxtb16_ror8(x)), static_cast<int32_t>(zz)));
+    }
+    const int8_t* qr = q + c0 + 4 * words;
+    const bool first = c0 == 0;
+    size_t j = 0;
+    for (; j + 2 <= count; j += 2) {
+      const int8_t* k0 = k + j * ldk + c0;
+      const int8_t* k1 = k0 + ldk;
+      int32_t d0 = first ? start : s[j], d1 = first ? start : s[j + 1];
+      const uint32_t* qp = qw;
+      for (size_t w = words; w > 0; --w, k0 += 4, k1 += 4, qp += 2) {
+        const uint32_t a = load4(k0), b = load4(k1);
+        const uint32_t q02 = qp[0], q13 = qp[1];
+        d0 = smlad(sxtb16(a), q02, d0);
+        d1 = smlad(sxtb16(b), q02, d1);
+        d0 = smlad(sxtb16_ror8(a), q13, d0);
+        d1 = smlad(sxtb16_ror8(b), q13, d1);
+      }
+      for (size_t c = 0; c < rest; ++c) {
+        d0 += (qr[c] - q_zero) * k0[c];
+        d1 += (qr[c] - q_zero) * k1[c];
+      }
+      s[j] = d0;
+      s[j + 1] = d1;
+    }
+    if (j < count) {
+      const int8_t* k0 = k + j * ldk + c0;
+      int32_t d0 = first ? start : s[j];
+      for (size_t w = 0; w < words; ++w, k0 += 4) {
+        const uint32_t a = load4(k0);
+        d0 = smlad(sxtb16(a), qw[2 * w], d0);
+        d0 = smlad(sxtb16_ror8(a), qw[2 * w + 1], d0);
+      }
+      for (size_t c = 0; c < rest; ++c) d0 += (qr[c] - q_zero) * k0[c];
+      s[j] = d0;
+    }
+  }
+  int32_t max = INT32_MIN;
+  for (size_t j = 0; j < count; ++j) max = s[j] > max ? s[j] : max;
+  return max;
+}
+
+// ---------------------------------------------------------------- exp_row
+
+int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+  return base().exp_row(s, n, logit, max_logit, e);
+}
+
+// ---------------------------------------------------------------- probabilities
+
+inline int bit_length(uint64_t x) { return 64 - __builtin_clzll(x); }
+
+void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
+  const uint64_t s = static_cast<uint64_t>(sum);
+  const uint64_t half = s / 2;
+  const int b = bit_length(s);  // 2^(b-1) <= s < 2^b
+  // Outside [2^23, 2^46) (sums below the largest e = 2^30 of exp_row, or rows
+  // of over 2^16 keys), the division itself.
+  if (b < 24 || b > 46) {
+    for (size_t j = 0; j < n; ++j)
+      p[j] = static_cast<int32_t>((static_cast<uint64_t>(e[j]) * kProbOne + half) / s);
+    return;
+  }
+  // r ~ 2^(b+31) / s in [2^31, 2^32), so e r / 2^(b+16) is e 2^15 / s to
+  // within 2^-8 (e <= s); with + 1/2 - 2^-7 its floor is p or p - 1 (the
+  // proof is mve_i8.cc's).
+  const int t = b > 32 ? b - 32 : 0;
+  const int bt = b - t;
+  const uint32_t st = static_cast<uint32_t>(s >> t);
+  const uint32_t r = static_cast<uint32_t>(((uint64_t{1} << (bt + 31)) - 1) / st);
+  const int sh = b - 16;  // in [8, 30]
+  const uint32_t round = (uint32_t{1} << (sh - 1)) - (uint32_t{1} << (sh - 7));
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t ej = static_cast<uint32_t>(e[j]);
+    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * r) >> 32);
+    const uint32_t next = ((hi + round) >> sh) + 1;  // p or p + 1
+    const uint64_t num = (static_cast<uint64_t>(ej) << 15) + half;
+    p[j] = static_cast<int32_t>(next - (num < next * s ? 1u : 0u));
+  }
+}
+
+// ---------------------------------------------------------------- weighted_sum
+
+// Keys per pass: the stack buffer holds kPChunk / 2 pairs of weights.
+constexpr size_t kPChunk = 64;
+
+void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+                  int32_t* acc) {
+  // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j (modular; the final sums fit int32).
+  uint32_t sum_p = 0;
+  for (size_t j = 0; j < count; ++j) sum_p += u32(p[j]);
+  const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * sum_p);
+  for (size_t c = 0; c < dv; ++c) acc[c] = start;
+  const size_t blocked = dv & ~size_t{3};  // columns done four at a time
+  uint32_t pw[kPChunk / 2];
+  for (size_t j0 = 0; j0 < count; j0 += kPChunk) {
+    const size_t len = count - j0 < kPChunk ? count - j0 : kPChunk;
+    const size_t pairs = len / 2;
+    const bool odd = len % 2 != 0;
+    const int32_t* pj = p + j0;
+    bool full = false;  // some p_j == kProbOne
+    for (size_t i = 0; i < len; ++i) full |= pj[i] == static_cast<int32_t>(kProbOne);
+    for (size_t i = 0; i < pairs; ++i) pw[i] = (u32(pj[2 * i]) & 0xFFFFu) | (u32(pj[2 * i + 1]) << 16);
+    // The odd last key pairs with itself at weight 0.
+    if (odd) pw[pairs] = u32(pj[len - 1]) & 0xFFFFu;
+    const int8_t* vj = v + j0 * ldv;
+    const size_t ldv2 = 2 * ldv;
+    for (size_t c = 0; c < blocked; c += 4) {
+      int32_t a0 = acc[c], a1 = acc[c + 1], a2 = acc[c + 2], a3 = acc[c + 3];
+      const int8_t* row = vj + c;
+      const uint32_t* pp = pw;
+      for (size_t i = pairs; i > 0; --i, row += ldv2) {
+        const uint32_t x = load4(row), y = load4(row + ldv);
+        const uint32_t w = *pp++;
+        const uint32_t lo = pack_low(x, y), hi = pack_high(x, y);  // (x0 x1 y0 y1), (x2 x3 y2 y3)
+        a0 = smlad(sxtb16(lo), w, a0);
+        a1 = smlad(sxtb16_ror8(lo), w, a1);
+        a2 = smlad(sxtb16(hi), w, a2);
+        a3 = smlad(sxtb16_ror8(hi), w, a3);
+      }
+      if (odd) {
+        const uint32_t x = load4(row);
+        const uint32_t w = *pp;
+        const uint32_t lo = pack_low(x, x), hi = pack_high(x, x);
+        a0 = smlad(sxtb16(lo), w, a0);
+        a1 = smlad(sxtb16_ror8(lo), w, a1);
+        a2 = smlad(sxtb16(hi), w, a2);
+        a3 = smlad(sxtb16_ror8(hi), w, a3);
+      }
+      acc[c] = a0;
+      acc[c + 1] = a1;
+      acc[c + 2] = a2;
+      acc[c + 3] = a3;
+    }
+    // kProbOne entered as -2^15: add 2^16 v back (modular).
+    if (full) {
+      for (size_t i = 0; i < len; ++i) {
+        if (pj[i] != static_cast<int32_t>(kProbOne)) continue;
+        const int8_t* vi = vj + i * ldv;
+        for (size_t c = 0; c < blocked; ++c) acc[c] = static_cast<int32_t>(u32(acc[c]) + (u32(vi[c]) << 16));
+      }
+    }
+    // The last 0..3 columns, one at a time.
+    for (size_t c = blocked; c < dv; ++c) {
+      int32_t a = acc[c];
+      for (size_t i = 0; i < len; ++i) a = static_cast<int32_t>(u32(a) + u32(pj[i]) * u32(vj[i * ldv + c]));
+      acc[c] = a;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- requantize
+
+void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
+  base().requantize(acc, n, output, y_zero, y);
+}
+
+constexpr KernelsI8 kKernelsI8{"dsp", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
+
+}  // namespace
+}  // namespace dsp
+
+template <>
+const KernelsI8* port_kernels_i8<Port::kDsp>() {
+  return &dsp::kKernelsI8;
+}
+
+}  // namespace tinyattn
+
+#endif  // __ARM_FEATURE_DSP
