@@ -15,7 +15,11 @@
 //  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
 //    more, and one exact 64-bit comparison decides (mve_i8.cc does the same
 //    four lanes at a time): no 64-bit division per key.
-//  - exp_row and requantize: the scalar port's.
+//  - exp_row: apply() as one 32x32+64-bit SMLAL per key, then the
+//    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR),
+//    as mve_i8.cc does four lanes at a time.
+//  - requantize: one SMULL per value for the shifts above 32 that plan_int8
+//    gives, the rounding corrected as in mve_i8.cc, SSAT to clamp.
 // Unaligned word loads go through memcpy (one LDR on Armv7E-M).
 #include "backends/scalar/scalar.h"
 #include "port.h"
@@ -131,8 +135,68 @@ int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_
 
 // ---------------------------------------------------------------- exp_row
 
+// SMMULR: (a b + 2^31) >> 32, which is rounding_rshift(a b, 32) for a b >= 0
+// (GCC 12 has no intrinsic for it and builds it from SMULL and 64-bit adds).
+inline int32_t smmulr(int32_t a, int32_t b) {
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
+// 2^(i/32) in Q1.30 (forward_i8.cc's table).
+constexpr int32_t kExp2Table[32] = {
+    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
+    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
+    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
+    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
+constexpr int32_t kLn2Q30 = 744261118;    // ln(2) * 2^30
+constexpr int32_t kThirdQ30 = 357913941;  // 2^30 / 3
+constexpr int32_t kOneQ30 = 1 << 30;
+
+// exp2_q30(u) for u in [INT32_MIN, 0] in 32-bit arithmetic, step for step
+// mve_i8.cc's exp2_q30_lanes (which says why each rounding is the same):
+// u = -n + f / 2^26, i = f >> 21, r = f mod 2^21.
+inline int32_t exp2_q30_word(int32_t u) {
+  const uint32_t n = static_cast<uint32_t>(-(u >> 26));  // in [0, 32]
+  const uint32_t uu = u32(u);
+  const uint32_t i = (uu << 6) >> 27;
+  const int32_t r6 = static_cast<int32_t>((uu << 11) >> 5);
+  const int32_t z = smmulr(r6, kLn2Q30);
+  const int32_t t1 = smmulr(z * 4, kThirdQ30) + kOneQ30;
+  const int32_t t2 = smmulr(z * 2, t1) + kOneQ30;
+  const int32_t d3 = smmulr(z * 4, t2);
+  const int32_t tab = kExp2Table[i];
+  const uint32_t val2 = u32(tab + smmulr(d3 * 4, tab)) << 1;  // 2 val, val in [2^30, 2^31)
+  // rounding_rshift(val, n) = (floor(2 val / 2^n) + 1) / 2; n = 32 gives 0.
+  return n > 31 ? 0 : static_cast<int32_t>(((val2 >> n) + 1) >> 1);
+}
+
 int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
-  return base().exp_row(s, n, logit, max_logit, e);
+  // u = apply(logit, s) - max_logit = (x + h - max_logit 2^shift - [s < 0]) >> shift
+  // with x = s m and h = 2^(shift-1) (mve_i8.cc's pass 1), all of it in one
+  // SMLAL when shift < 32 and |max_logit| <= 2^(61 - shift). Otherwise the
+  // scalar port's (not from plan_int8 at ordinary scales).
+  const int32_t m = logit.multiplier, shift = logit.shift;
+  const int64_t limit = int64_t{1} << (61 - (shift < 32 ? shift : 31));
+  if (shift >= 32 || max_logit > limit || max_logit < -limit) return base().exp_row(s, n, logit, max_logit, e);
+  const int64_t start = (int64_t{1} << (shift - 1)) - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
+  // u < INT32_MIN (2^u rounds to 0) exactly when the high word of the sum is
+  // below -2^(shift-1).
+  const int32_t floor_hi = -(int32_t{1} << (shift - 1));
+  int64_t sum = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t sj = s[j];
+    const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + (sj >> 31));
+    const int32_t hi = static_cast<int32_t>(x >> 32);
+    const uint32_t lo = static_cast<uint32_t>(x);
+    const int32_t u = hi < floor_hi || sj == INT32_MIN
+                          ? INT32_MIN
+                          : static_cast<int32_t>((lo >> shift) | (u32(hi) << (32 - shift)));
+    const int32_t ej = exp2_q30_word(u);
+    e[j] = ej;
+    sum += ej;
+  }
+  return sum;
 }
 
 // ---------------------------------------------------------------- probabilities
@@ -241,7 +305,24 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
 // ---------------------------------------------------------------- requantize
 
 void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
-  base().requantize(acc, n, output, y_zero, y);
+  const int32_t m = output.multiplier;
+  if (output.shift <= 32 || m <= 0) {  // not from plan_int8 at any real scale ratio below 2^14
+    base().requantize(acc, n, output, y_zero, y);
+    return;
+  }
+  // x = acc m = H 2^32 + L (one SMULL), shift = 32 + k, k >= 1:
+  // rounding_rshift(x, shift) = (H + 2^(k-1) - [x < 0 and L == 0]) >> k
+  // (mve_i8.cc's requantize), then SSAT clamps to int8.
+  const int k = output.shift - 32;
+  const int32_t half = int32_t{1} << (k - 1);
+  for (size_t c = 0; c < n; ++c) {
+    const int32_t a = acc[c];
+    const int64_t x = int64_t{a} * m;
+    const int32_t hi = static_cast<int32_t>(x >> 32);
+    const bool tie = a < 0 && static_cast<uint32_t>(x) == 0;
+    const int32_t v = (hi + half - (tie ? 1 : 0)) >> k;
+    y[c] = static_cast<int8_t>(__ssat(v + y_zero, 8));
+  }
 }
 
 constexpr KernelsI8 kKernelsI8{"dsp", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
