@@ -4,7 +4,7 @@
 # harness), and runs one under QEMU's instruction-counting plugin. Sourced by
 # count.sh, count_i8.sh, count_f16.sh and size.sh.
 #   board_build BOARD OPT OUT_ELF PROGRAM.cc [extra compiler flags...]
-#   BOARD: m4 (mps2-an386, Cortex-M4F, scalar) | m55 (mps3-an547, Cortex-M55, scalar + mve)
+#   BOARD: m4 (mps2-an386, Cortex-M4F, scalar + dsp) | m55 (mps3-an547, Cortex-M55, scalar + dsp + mve)
 board_build() {
   board=$1 opt=$2 out=$3 prog=$4
   shift 4
@@ -16,6 +16,9 @@ board_build() {
   srcs="$ROOT/lib/src/*.cc $ROOT/ports/registry.cc $ROOT/ports/registry_i8.cc"
   srcs="$srcs $ROOT/ports/backends/scalar/scalar.cc $ROOT/ports/backends/scalar/scalar_i8.cc"
   built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
+  # Both boards have the DSP extension.
+  srcs="$srcs $ROOT/ports/backends/dsp/dsp.cc $ROOT/ports/backends/dsp/dsp_i8.cc"
+  built=$built,kDsp
   if [ "$mve" = 1 ]; then
     srcs="$srcs $ROOT/ports/backends/mve/mve.cc $ROOT/ports/backends/mve/mve_i8.cc"
     built=$built,kMve
