@@ -13,14 +13,15 @@
 //    enters as -2^15: such a key (one holding the whole row) gets 2^16 v_jc
 //    added back.
 //  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
-//    more, and one exact 64-bit comparison decides (mve_i8.cc does the same
-//    four lanes at a time): no 64-bit division per key.
+//    more, and one exact 64-bit comparison decides (int8_fixed.h): no
+//    64-bit division per key.
 //  - exp_row: apply() as one 32x32+64-bit SMLAL per key, then the
 //    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR),
 //    as mve_i8.cc does four lanes at a time.
 //  - requantize: one SMULL per value for the shifts above 32 that plan_int8
 //    gives, the rounding corrected as in mve_i8.cc, SSAT to clamp.
 // Unaligned word loads go through memcpy (one LDR on Armv7E-M).
+#include "backends/int8_fixed.h"
 #include "backends/scalar/scalar.h"
 #include "port.h"
 
@@ -143,16 +144,6 @@ inline int32_t smmulr(int32_t a, int32_t b) {
   return r;
 }
 
-// 2^(i/32) in Q1.30 (forward_i8.cc's table).
-constexpr int32_t kExp2Table[32] = {
-    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
-    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
-    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
-    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
-constexpr int32_t kLn2Q30 = 744261118;    // ln(2) * 2^30
-constexpr int32_t kThirdQ30 = 357913941;  // 2^30 / 3
-constexpr int32_t kOneQ30 = 1 << 30;
-
 // exp2_q30(u) for u in [INT32_MIN, 0] in 32-bit arithmetic, step for step
 // mve_i8.cc's exp2_q30_lanes (which says why each rounding is the same):
 // u = -n + f / 2^26, i = f >> 21, r = f mod 2^21.
@@ -165,7 +156,7 @@ inline int32_t exp2_q30_word(int32_t u) {
   const int32_t t1 = smmulr(z * 4, kThirdQ30) + kOneQ30;
   const int32_t t2 = smmulr(z * 2, t1) + kOneQ30;
   const int32_t d3 = smmulr(z * 4, t2);
-  const int32_t tab = kExp2Table[i];
+  const int32_t tab = kExp2TableQ30[i];
   const uint32_t val2 = u32(tab + smmulr(d3 * 4, tab)) << 1;  // 2 val, val in [2^30, 2^31)
   // rounding_rshift(val, n) = (floor(2 val / 2^n) + 1) / 2; n = 32 gives 0.
   return n > 31 ? 0 : static_cast<int32_t>(((val2 >> n) + 1) >> 1);
@@ -201,34 +192,13 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 
 // ---------------------------------------------------------------- probabilities
 
-inline int bit_length(uint64_t x) { return 64 - __builtin_clzll(x); }
-
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const uint64_t s = static_cast<uint64_t>(sum);
-  const uint64_t half = s / 2;
-  const int b = bit_length(s);  // 2^(b-1) <= s < 2^b
-  // Outside [2^23, 2^46) (sums below the largest e = 2^30 of exp_row, or rows
-  // of over 2^16 keys), the division itself.
-  if (b < 24 || b > 46) {
-    for (size_t j = 0; j < n; ++j)
-      p[j] = static_cast<int32_t>((static_cast<uint64_t>(e[j]) * kProbOne + half) / s);
-    return;
-  }
-  // r ~ 2^(b+31) / s in [2^31, 2^32), so e r / 2^(b+16) is e 2^15 / s to
-  // within 2^-8 (e <= s); with + 1/2 - 2^-7 its floor is p or p - 1 (the
-  // proof is mve_i8.cc's).
-  const int t = b > 32 ? b - 32 : 0;
-  const int bt = b - t;
-  const uint32_t st = static_cast<uint32_t>(s >> t);
-  const uint32_t r = static_cast<uint32_t>(((uint64_t{1} << (bt + 31)) - 1) / st);
-  const int sh = b - 16;  // in [8, 30]
-  const uint32_t round = (uint32_t{1} << (sh - 1)) - (uint32_t{1} << (sh - 7));
+  const ReciprocalQ15 q = reciprocal_q15(sum);
+  if (!q.exact) return reciprocal_divide(q, e, n, p);
   for (size_t j = 0; j < n; ++j) {
     const uint32_t ej = static_cast<uint32_t>(e[j]);
-    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * r) >> 32);
-    const uint32_t next = ((hi + round) >> sh) + 1;  // p or p + 1
-    const uint64_t num = (static_cast<uint64_t>(ej) << 15) + half;
-    p[j] = static_cast<int32_t>(next - (num < next * s ? 1u : 0u));
+    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
+    p[j] = static_cast<int32_t>(reciprocal_fix(q, ej, ((hi + q.round) >> q.sh) + 1));
   }
 }
 
