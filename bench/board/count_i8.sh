@@ -1,9 +1,9 @@
 #!/bin/sh
 # Instructions executed by one int8 forward pass on QEMU's Cortex-M boards,
-# counted by the TCG plugin (bench/qemu/insncount.c): M4F (scalar port) and
-# M55 (scalar and Helium ports), shapes (N, M, Dk, Dv) = (16,16,32,32) and
-# (32,32,32,32). Each figure is insns(run) - insns(same program, forward call
-# skipped). Prints a markdown table and writes it to $OUT/insns_i8.md, with
+# counted by the TCG plugin (bench/qemu/insncount.c): M4F (scalar and DSP
+# ports) and M55 (scalar and Helium ports), shapes (N, M, Dk, Dv) =
+# (16,16,32,32), (32,32,32,32) and (64,64,64,64). Each figure is
+# insns(run) - insns(same program, forward call skipped). Prints a markdown table and writes it to $OUT/insns_i8.md, with
 # per-function profiles of the (32,32,32,32) call next to it.
 #   bench/board/count_i8.sh [OUT_DIR]   (default build-bench-board)
 set -eu
@@ -40,12 +40,12 @@ cost() {
 
 table="$OUT/insns_i8.md"
 {
-  echo "| int8 forward (N,M,Dk,Dv) | M4F scalar | M55 scalar | M55 scalar, no auto-vectorization | M55 mve | M55 scalar/mve | M55 plain scalar/mve |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  for shape in 16 32; do
+  echo "| int8 forward (N,M,Dk,Dv) | M4F scalar | M4F dsp | M4F scalar/dsp | M55 scalar | M55 scalar, no auto-vectorization | M55 mve | M55 scalar/mve | M55 plain scalar/mve |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for shape in 16 32 64; do
     # The int8 path is bit-exact: every board and port must print the same bytes.
     ref=$(checksum m4 scalar $shape)
-    for run in "m55 scalar" "m55 mve"; do
+    for run in "m4 dsp" "m55 scalar" "m55 mve"; do
       # shellcheck disable=SC2086
       got=$(checksum $run $shape)
       [ "$got" = "$ref" ] || {
@@ -54,13 +54,15 @@ table="$OUT/insns_i8.md"
       }
     done
     m4=$(cost m4 scalar $shape)
+    m4d=$(cost m4 dsp $shape)
+    ratio_m4=$(awk -v a="$m4" -v b="$m4d" 'BEGIN { printf "%.2f", a / b }')
     m55s=$(cost m55 scalar $shape)
     m55n=$(cost m55novec scalar $shape)
     m55v=$(cost m55 mve $shape)
     ratio=$(awk -v a="$m55s" -v b="$m55v" 'BEGIN { printf "%.2f", a / b }')
     ratio_plain=$(awk -v a="$m55n" -v b="$m55v" 'BEGIN { printf "%.2f", a / b }')
-    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
-    echo "| $dims | $m4 | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
+    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; 64) dims="(64,64,64,64)" ;; esac
+    echo "| $dims | $m4 | $m4d | ${ratio_m4}x | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
   done
 } >"$table"
 cat "$table"
@@ -80,6 +82,7 @@ profile() {
     >"$OUT/profile_i8_$1_$2_32.txt"
 }
 profile m4 scalar
+profile m4 dsp
 profile m55 scalar
 profile m55 mve
 echo "per-function profiles: $OUT/profile_i8_*_32.txt"

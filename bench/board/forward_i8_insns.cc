@@ -3,8 +3,8 @@
 // plan and prints the same checksum line; with run=0 it skips the forward
 // call, so insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_i8_insns <shape: 16|32> <port: scalar|mve> <run: 0|1>
-//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32)
+//   forward_i8_insns <shape: 16|32|64> <port: scalar|dsp|mve> <run: 0|1>
+//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);  64 -> (64, 64, 64, 64)
 //   Scales 1/64 for Q, K, V and Y, zero points -3 (Q), 5 (K), -7 (V), 2 (Y):
 //   asymmetric everywhere, so every zero-point correction runs. No weights.
 #include <cstdint>
@@ -18,16 +18,18 @@ namespace {
 
 using Small = tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>>;
 using Large = tinyattn::AttentionI8<tinyattn::Shape<32, 32, 32, 32>>;
+using Huge = tinyattn::AttentionI8<tinyattn::Shape<64, 64, 64, 64>>;
 
 Small small;
 Large large;
-Large::Q q;
-Large::K k;
-Large::V v;
-Large::Y y;
+Huge huge;
+Huge::Q q;
+Huge::K k;
+Huge::V v;
+Huge::Y y;
 // AttentionI8 runs the default port; forward_i8() takes Options, so the
-// program brings its own scratch (the large shape's covers the small one).
-alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_workspace_bytes(Large::dims)];
+// program brings its own scratch (the largest shape's covers the others).
+alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_workspace_bytes(Huge::dims)];
 
 // int8 inputs from a fixed linear congruential sequence.
 void fill(int8_t* x, size_t n, uint32_t seed) {
@@ -42,10 +44,10 @@ void fill(int8_t* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_i8_insns 16|32 scalar|mve 0|1\n");
+    board_write("usage: forward_i8_insns 16|32|64 scalar|dsp|mve 0|1\n");
     return 2;
   }
-  const bool is_small = std::strcmp(argv[1], "16") == 0;
+  const int size = std::strcmp(argv[1], "16") == 0 ? 16 : (std::strcmp(argv[1], "64") == 0 ? 64 : 32);
   const tinyattn::Port port = board_port(argv[2]);
   const bool run = argv[3][0] == '1';
 
@@ -62,17 +64,20 @@ int main(int argc, char** argv) {
   scheme.k = {&scale, &zk, 1};
   scheme.v = {&scale, &zv, 1};
   scheme.y = {&scale, &zy, 1};
-  tinyattn::Status status = is_small ? small.configure(scheme) : large.configure(scheme);
+  tinyattn::Status status = size == 16   ? small.configure(scheme)
+                            : size == 64 ? huge.configure(scheme)
+                                         : large.configure(scheme);
 
   if (run && status == tinyattn::Status::kOk) {
-    if (is_small) {
-      // The small shape reads the leading parts of the same buffers.
-      status = tinyattn::forward_i8(Small::dims, {q.data(), k.data(), v.data(), y.data()}, small.plan(),
-                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, tinyattn::Options{{}, port});
-    } else {
-      status = tinyattn::forward_i8(Large::dims, {q.data(), k.data(), v.data(), y.data()}, large.plan(),
-                                    tinyattn::Workspace{workspace, sizeof workspace}, {}, tinyattn::Options{{}, port});
-    }
+    // The smaller shapes read the leading parts of the same buffers.
+    const tinyattn::ForwardIoI8 io{q.data(), k.data(), v.data(), y.data()};
+    const tinyattn::Workspace ws{workspace, sizeof workspace};
+    if (size == 16)
+      status = tinyattn::forward_i8(Small::dims, io, small.plan(), ws, {}, tinyattn::Options{{}, port});
+    else if (size == 64)
+      status = tinyattn::forward_i8(Huge::dims, io, huge.plan(), ws, {}, tinyattn::Options{{}, port});
+    else
+      status = tinyattn::forward_i8(Large::dims, io, large.plan(), ws, {}, tinyattn::Options{{}, port});
   }
   uint32_t sum = 0;
   for (int8_t b : y) sum = (sum << 1 | sum >> 31) ^ static_cast<uint8_t>(b);

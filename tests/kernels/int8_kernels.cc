@@ -209,7 +209,8 @@ TA_CASE("int8 kernels: weighted_sum is the exact P V sum") {
     Rng rng(14);
     for (int extreme = 0; extreme < 2; ++extreme)
       for (size_t dv = 1; dv <= kMaxLen; dv += (dv < 40 ? 1 : 5))
-        for (size_t count = 1; count <= 40; count += (count < 9 ? 1 : 10)) {
+        // Counts past 64 and 128: ports stage the weights in chunks of keys.
+        for (size_t count = 1; count <= 140; count += (count < 9 ? 1 : (count < 40 ? 10 : 45))) {
           Arena::Scope scope;
           const size_t ldv = dv + 3;
           int32_t* p = alloc<int32_t>(count);

@@ -23,4 +23,5 @@
   X(kXsimd, "xsimd", 1, 0)        \
   X(kMve, "mve", 0, 1)            \
   X(kTemplate, "template", 0, 1)  \
+  X(kDsp, "dsp", 0, 1)            \
   /* one line per port, appended above */

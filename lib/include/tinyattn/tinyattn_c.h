@@ -62,11 +62,12 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_XSIMD,
   TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
   TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
+  TINYATTN_PORT_DSP,      /* Armv7E-M DSP extension (Cortex-M4, M7, M33) */
   TINYATTN_PORT_MAX_ = 0x7FFFFFFF
 } tinyattn_port;
 
 /* The order of tinyattn/port_list.h (a port added there is added here). */
-#define TINYATTN_PORT_COUNT 6
+#define TINYATTN_PORT_COUNT 7
 
 /* "scalar", "highway", ... ("default" for TINYATTN_PORT_DEFAULT); never null. */
 const char* tinyattn_port_name(tinyattn_port port);

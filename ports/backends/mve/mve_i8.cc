@@ -27,6 +27,7 @@
 // ranges is read or written (GCC 12 wraps every predicate of a predicated
 // loop in extra VMRS/VMSR moves).
 #include "mve.h"
+#include "backends/int8_fixed.h"
 #include "port.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -208,16 +209,6 @@ int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_
 
 // ---------------------------------------------------------------- exp_row
 
-// 2^(i/32) in Q1.30 (forward_i8.cc's table).
-alignas(16) constexpr int32_t kExp2Table[32] = {
-    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
-    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
-    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
-    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
-constexpr int32_t kLn2Q30 = 744261118;    // ln(2) * 2^30
-constexpr int32_t kThirdQ30 = 357913941;  // 2^30 / 3
-constexpr int32_t kOneQ30 = 1 << 30;
-
 // exp2_q30(u) for u in [INT32_MIN, 0], four lanes. With u = -n + f / 2^26:
 // n = -(u >> 26) <= 32 and f = u mod 2^26. VRMULH(a, b) = (a b + 2^31) >> 32
 // is rounding_rshift(a b, 32) for a b >= 0, so rounding_rshift(x y, 32 - k)
@@ -233,7 +224,7 @@ inline int32x4_t exp2_q30_lanes(int32x4_t u) {
   const int32x4_t t1 = vaddq_n_s32(vrmulhq_s32(z4, vdupq_n_s32(kThirdQ30)), kOneQ30);  // 1 + z/3
   const int32x4_t t2 = vaddq_n_s32(vrmulhq_s32(z2, t1), kOneQ30);                       // 1 + z/2 (1 + z/3)
   const int32x4_t d3 = vrmulhq_s32(z4, t2);  // t3 - 1 in Q30, t3 = 1 + z (...), < 2^25
-  const int32x4_t tab = vldrwq_gather_shifted_offset_s32(kExp2Table, i);
+  const int32x4_t tab = vldrwq_gather_shifted_offset_s32(kExp2TableQ30, i);
   // rounding_rshift(tab * t3, 30) = tab + rounding_rshift(tab * d3, 30): tab * 2^30 shifts out exactly.
   const int32x4_t val = vaddq_s32(tab, vrmulhq_s32(vshlq_n_s32(d3, 2), tab));  // [2^30, 2^31)
   // rounding_rshift(val, n): VRSHL by -n rounds half up, which is the same for val > 0
@@ -288,31 +279,13 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 
 // ---------------------------------------------------------------- probabilities
 
-inline int bit_length(uint64_t x) { return 64 - __builtin_clzll(x); }
-
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const uint64_t s = static_cast<uint64_t>(sum);
-  const uint64_t half = s / 2;
-  const int b = bit_length(s);  // 2^(b-1) <= s < 2^b
-  // Outside [2^23, 2^46) (sums below the largest e = 2^30 of exp_row, or rows
-  // of over 2^16 keys), the division itself.
-  if (b < 24 || b > 46) {
-    for (size_t j = 0; j < n; ++j)
-      p[j] = static_cast<int32_t>((static_cast<uint64_t>(e[j]) * kProbOne + half) / s);
-    return;
-  }
-  // r ~ 2^(b+31) / s in [2^31, 2^32) from the top 32 bits of s, so
-  // e * r / 2^(b+16) is e * 2^15 / s to within 2^-8 (e <= s). With + 1/2 - 2^-7
-  // the estimate falls in (x - 1, x), x = (e 2^15 + floor(s/2)) / s: its
-  // floor is p or p - 1, and one exact 64-bit comparison tells which. One
-  // 64-bit division per row.
-  const int t = b > 32 ? b - 32 : 0;
-  const int bt = b - t;  // bit length of s >> t, at most 32
-  const uint32_t st = static_cast<uint32_t>(s >> t);
-  const uint32_t r = static_cast<uint32_t>(((uint64_t{1} << (bt + 31)) - 1) / st);
-  const int sh = b - 16;  // in [8, 30]
-  const uint32_t round = (uint32_t{1} << (sh - 1)) - (uint32_t{1} << (sh - 7));
-  const uint32x4_t rv = vdupq_n_u32(r);
+  const ReciprocalQ15 q = reciprocal_q15(sum);
+  if (!q.exact) return reciprocal_divide(q, e, n, p);
+  // One 64-bit division per row (reciprocal_q15), none per key.
+  const uint32_t round = q.round;
+  const int sh = q.sh;
+  const uint32x4_t rv = vdupq_n_u32(q.r);
   const int32_t minus_sh = -sh;
   // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
   constexpr size_t kChunk = 32;
@@ -325,13 +298,8 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
       const uint32x4_t est = vshlq_r_u32(vaddq_n_u32(vmulhq_u32(ev, rv), round), minus_sh);
       vst1q_u32(next + j, vaddq_n_u32(est, 1));
     }
-    // p = next exactly when next * s <= e 2^15 + floor(s/2) (both below 2^63).
-    // (e 2^15 formed from 32-bit halves: GCC 12 spills a 64-bit shift here.)
-    for (size_t j = 0; j < len; ++j) {
-      const uint32_t ej = static_cast<uint32_t>(e[j0 + j]);
-      const uint64_t num = ((static_cast<uint64_t>(ej >> 17) << 32) | (ej << 15)) + half;
-      p[j0 + j] = static_cast<int32_t>(next[j] - (num < next[j] * s ? 1u : 0u));
-    }
+    for (size_t j = 0; j < len; ++j)
+      p[j0 + j] = static_cast<int32_t>(reciprocal_fix(q, static_cast<uint32_t>(e[j0 + j]), next[j]));
   }
 }
 
