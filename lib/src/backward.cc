@@ -55,8 +55,8 @@ struct Problem {
   detail::RowContext c;
   const Dims& d;
   const KernelsF32& kern;
-  float scale;
-  size_t tile;
+  float scale = 1.0f;
+  size_t tile = 0;
 };
 
 // Everything one query row needs, resolved once by the head/row loops.

@@ -167,8 +167,8 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   const bool fused = detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks &&
                      io.weights == nullptr && softcap == 0.0f;
   const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
-  size_t checked_head = d.hkv;  // none yet
-  size_t kt_head = d.hkv;       // the KV head in p.kt (plain path)
+  size_t checked_head = d.hkv;    // none yet
+  size_t kt_head = checked_head;  // the KV head in p.kt (plain path): none yet
   bool v_finite = false;
 
   for (size_t h = 0; h < d.hq; ++h) {

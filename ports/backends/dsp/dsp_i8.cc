@@ -177,7 +177,7 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   int64_t sum = 0;
   for (size_t j = 0; j < n; ++j) {
     const int32_t sj = s[j];
-    const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + (sj >> 31));
+    const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + -static_cast<int32_t>(u32(sj) >> 31));
     const int32_t hi = static_cast<int32_t>(x >> 32);
     const uint32_t lo = static_cast<uint32_t>(x);
     const int32_t u = hi < floor_hi || sj == INT32_MIN
