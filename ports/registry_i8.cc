@@ -19,7 +19,8 @@ const KernelsI8* table_i8() {
 
 const KernelsI8* kernels_i8(Port port) {
   if (port == Port::kDefault) port = default_port();
-  if (kernels_f32(port) == nullptr) return nullptr;  // the port is not compiled in
+  // Not kernels_f32(port): that would link every fp32 table into int8-only images.
+  if (!port_compiled(port)) return nullptr;
   switch (port) {
 #define TINYATTN_PORT_CASE(e, name, fused, int8) \
   case Port::e:                                  \

@@ -38,8 +38,6 @@ namespace {
 
 const char* simd_target() { return "DSP"; }
 
-const KernelsI8& base() { return scalar::kernels_i8(); }
-
 inline uint32_t u32(int32_t x) { return static_cast<uint32_t>(x); }
 
 inline uint32_t load4(const int8_t* p) {
@@ -169,7 +167,7 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   // scalar port's (not from plan_int8 at ordinary scales).
   const int32_t m = logit.multiplier, shift = logit.shift;
   const int64_t limit = int64_t{1} << (61 - (shift < 32 ? shift : 31));
-  if (shift >= 32 || max_logit > limit || max_logit < -limit) return base().exp_row(s, n, logit, max_logit, e);
+  if (shift >= 32 || max_logit > limit || max_logit < -limit) return scalar::i8::exp_row(s, n, logit, max_logit, e);
   const int64_t start = (int64_t{1} << (shift - 1)) - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
   // u < INT32_MIN (2^u rounds to 0) exactly when the high word of the sum is
   // below -2^(shift-1).
@@ -277,7 +275,7 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
 void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
   const int32_t m = output.multiplier;
   if (output.shift <= 32 || m <= 0) {  // not from plan_int8 at any real scale ratio below 2^14
-    base().requantize(acc, n, output, y_zero, y);
+    scalar::i8::requantize(acc, n, output, y_zero, y);
     return;
   }
   // x = acc m = H 2^32 + L (one SMULL), shift = 32 + k, k >= 1:

@@ -7,10 +7,7 @@
 
 namespace tinyattn {
 namespace scalar {
-
-namespace {
-
-const char* simd_target() { return "scalar"; }
+namespace i8 {
 
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
                int32_t* s) {
@@ -57,8 +54,10 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   }
 }
 
-constexpr KernelsI8 kKernelsI8{"scalar", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
+}  // namespace i8
 
+namespace {
+constexpr KernelsI8 kKernelsI8 = table_i8("scalar");
 }  // namespace
 
 const KernelsI8& kernels_i8() { return kKernelsI8; }

@@ -1,9 +1,10 @@
 // The template port: the smallest complete port, built and tested with the
 // host tests so that the recipe of docs/ports.md stays true. To start a port,
 // copy this folder to ports/backends/<name>/, rename Port::kTemplate and
-// "template" below, add its line to tinyattn/port_list.h and replace these
-// kernels, which forward to the scalar port's, one at a time with your own:
-// every suite runs each compiled port against the contract (tinyattn/kernels.h).
+// "template" below, and add its line to tinyattn/port_list.h. The table
+// starts as the scalar port's; replace its entries one at a time with your
+// own kernels (the commented line shows how): every suite runs each compiled
+// port against the contract (tinyattn/kernels.h).
 #include "backends/scalar/scalar.h"
 #include "port.h"
 
@@ -11,36 +12,23 @@ namespace tinyattn {
 namespace template_port {
 namespace {
 
-// What this table executes ("NEON", "AVX2", ...): kernels that only forward
-// run the scalar port's code.
-const char* simd_target() { return "scalar"; }
-
-const KernelsF32& base() { return scalar::kernels_f32(); }
-
-void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
-  base().scores(q, k, ldk, count, dk, scale, s);
+// An entry of its own, here a row maximum (NaN wins, as the contract says).
+float row_max(const float* x, size_t n) {
+  float m = x[0];
+  for (size_t j = 1; j < n; ++j) {
+    if (x[j] != x[j]) return x[j];
+    if (x[j] > m) m = x[j];
+  }
+  return m;
 }
 
-float row_max(const float* x, size_t n) { return base().row_max(x, n); }
-
-float exp_shift_sum(float* x, size_t n, float shift) { return base().exp_shift_sum(x, n, shift); }
-
-void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
-  base().weighted_sum(p, v, ldv, count, dv, a, y);
+constexpr KernelsF32 make_table() {
+  KernelsF32 k = scalar::table_f32("template");
+  k.row_max = row_max;  // k.scores = my_scores; ...
+  return k;
 }
 
-void axpy(float a, const float* x, float* y, size_t n) { base().axpy(a, x, y, n); }
-
-void scale(float* x, size_t n, float a) { base().scale(x, n, a); }
-
-void exp(const float* x, float* out, size_t n) { base().exp(x, out, n); }
-
-// The optional block primitives (scores_block, weighted_sum_block,
-// attend_block, scores_block_transposed) stay nullptr: the driver then runs
-// the row kernels above. A port that sets attend_block or
-// scores_block_transposed says so in its list line (the fused column).
-constexpr KernelsF32 kKernels{"template", simd_target, scores, row_max, exp_shift_sum, weighted_sum,
-                              axpy,       scale,       exp};
+constexpr KernelsF32 kKernels = make_table();
 
 }  // namespace
 }  // namespace template_port
