@@ -11,9 +11,9 @@
 namespace tinyattn {
 namespace scalar {
 
-namespace {
-
 const char* simd_target() { return "scalar"; }
+
+namespace f32 {
 
 void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
   for (size_t j = 0; j < count; ++j) {
@@ -34,12 +34,18 @@ void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk,
 }
 
 float row_max(const float* x, size_t n) {
-  float m = x[0];
+  // No NaN test per element: x * 0 is NaN exactly for an inf or NaN x, so
+  // one sum of those flags a row that may hold a NaN, rescanned for it (NaN
+  // wins). A comparison and a multiply-add per element, without branches.
+  float m = x[0], flag = 0.0f;
   for (size_t j = 1; j < n; ++j) {
-    if (x[j] != x[j]) return x[j];  // NaN wins
-    if (x[j] > m) m = x[j];
+    m = x[j] > m ? x[j] : m;
+    flag += x[j] * 0.0f;
   }
-  return m;
+  if (flag != flag)
+    for (size_t j = 1; j < n; ++j)
+      if (x[j] != x[j]) return x[j];
+  return m;  // x[0] NaN: m stayed NaN (no comparison with it is true)
 }
 
 float exp_shift_sum(float* x, size_t n, float shift) {
@@ -71,7 +77,7 @@ void scale(float* x, size_t n, float a) {
   for (size_t c = 0; c < n; ++c) x[c] *= a;
 }
 
-void exp_array(const float* x, float* out, size_t n) {
+void exp(const float* x, float* out, size_t n) {
   for (size_t j = 0; j < n; ++j) out[j] = exp_poly(x[j]);
 }
 
@@ -130,9 +136,10 @@ void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v,
   }
 }
 
-constexpr KernelsF32 kKernels{"scalar",     simd_target, scores, row_max,      exp_shift_sum,      weighted_sum,
-                              axpy,         scale,       exp_array, scores_block, weighted_sum_block};
+}  // namespace f32
 
+namespace {
+constexpr KernelsF32 kKernels = table_f32("scalar");
 }  // namespace
 
 const KernelsF32& kernels_f32() { return kKernels; }
