@@ -140,8 +140,15 @@ inline float softcap_of(const Options& o) { return o.softcap ? *o.softcap : 0.0f
 
 // The forward pass after validation, on an explicit kernel table: forward()
 // calls it with the port's table, the self-test with the table under test.
+// kKeyTiles = false leaves the key-tiled path (forward_uses_tiles) out of the
+// image: for an Attention<S> whose M fits one tile, which never takes it.
+template <bool kKeyTiles = true>
 void forward_validated(const KernelsF32& kernels, const Dims& d, const ForwardIo& io, Workspace ws,
                        const Mask& mask, float scale, float softcap);
+extern template void forward_validated<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
+                                             const Mask&, float, float);
+extern template void forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
+                                              const Mask&, float, float);
 
 // Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
 // Offsets the caller's pointer rather than casting an integer back to a

@@ -91,11 +91,12 @@ Block make_block(const Problem& p, size_t h, size_t i0, size_t count, bool* any_
 
 // The row algorithms in frames of their own (the board stack bound,
 // docs/hardening.md): inlined, their locals would sit under the blocks'.
+template <bool kKeyTiles>
 TINYATTN_NOINLINE void one_row(const Problem& p, size_t h, size_t i, bool tiled, float* s, float* acc, float* part) {
   const detail::Row row = detail::make_row(p, h, i);
   if (row.r.empty())
     detail::finish_empty(row, p.d.dv);
-  else if (tiled)
+  else if (kKeyTiles && tiled)
     detail::tiled_row(p, row, s, acc, part);
   else
     detail::plain_row(p, row, s, nullptr, nullptr);
@@ -135,9 +136,10 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
   return Status::kOk;
 }
 
+template <bool kKeyTiles>
 void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
                                const Mask& mask, float scale, float softcap) {
-  const bool tiled = forward_uses_tiles(d, io.weights != nullptr);
+  const bool tiled = kKeyTiles && forward_uses_tiles(d, io.weights != nullptr);
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
   Problem p{{d, kern, mask, scale, detail::has_element_masks(mask), softcap}, io, detail::Ranges(mask, d)};
@@ -199,9 +201,14 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
         detail::plain_block(p, b, s, lds);                            // tiled blocks took the group path above
         continue;
       }
-      for (size_t i = i0; i < i0 + count; ++i) one_row(p, h, i, tiled, s, acc, part);
+      for (size_t i = i0; i < i0 + count; ++i) one_row<kKeyTiles>(p, h, i, tiled, s, acc, part);
     }
   }
 }
+
+template void detail::forward_validated<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
+                                              const Mask&, float, float);
+template void detail::forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
+                                               const Mask&, float, float);
 
 }  // namespace tinyattn

@@ -168,15 +168,21 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
 float effective_scale(const Dims& d, const Options& o);
 
 namespace detail {
-// Attention<S>'s forward: forward() without what S and the object settle at
-// compile time (the dims, the workspace's size, and its not being a
-// caller's array). It checks what a call can change -- the mask, the scale,
-// the port, the mask's arrays against the outputs -- and then:
-//  * arrays_checked (the std::array forms): returns `arrays`, the fault the
-//    caller found in its arrays (kOk if none), where forward() would;
-//  * otherwise (the pointer form): checks the pointers as forward() does.
+// Attention<S>'s forward on its std::arrays: forward() without what S and
+// the object settle at compile time (the dims, the arrays' sizes and
+// alignment, the workspace, which no caller pointer reaches). It checks what
+// a call can change -- the mask, the scale, the port, the mask's arrays
+// against the outputs -- returns `arrays`, the fault the caller found in its
+// arrays (kOk if none), where forward() would, and runs the validated
+// forward. kKeyTiles: whether the key-tiled path is linked in (false when
+// S's rows fit one tile), so an image holds only the code its shapes run.
+template <bool kKeyTiles>
 Status forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
-                     bool arrays_checked, Status arrays);
+                     Status arrays);
+extern template Status forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
+                                           Status);
+extern template Status forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
+                                            Status);
 }  // namespace detail
 
 // Compile-time shape, owning its workspace.
@@ -205,7 +211,8 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
-    return detail::forward_fixed(dims, io, workspace(), mask, options, true, arrays_fault(q, k, v, y, weights, nullptr));
+    return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
+                                            arrays_fault(q, k, v, y, weights, nullptr));
   }
 
   // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
@@ -213,16 +220,20 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
                     Weights* weights = nullptr, const Options& options = {}) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
-    return detail::forward_fixed(dims, io, workspace(), mask, options, true, arrays_fault(q, k, v, y, weights, &lse));
+    return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
+                                            arrays_fault(q, k, v, y, weights, &lse));
   }
 
   // Pointer form, for tensors that live elsewhere (same layouts as forward()):
-  // the pointers are checked at run time.
+  // forward() on the object's workspace, so every pointer is checked at run
+  // time and ForwardIo::scores may be requested.
   Status run(const ForwardIo& io, const Mask& mask = {}, const Options& options = {}) {
-    return detail::forward_fixed(dims, io, workspace(), mask, options, false, Status::kOk);
+    return forward(dims, io, workspace(), mask, options);
   }
 
  private:
+  static constexpr bool kKeyTiles = forward_uses_tiles(dims, false);
+
   static_assert(workspace_bytes >= forward_workspace_bytes(dims, true), "room for either forward path");
 
   Workspace workspace() { return Workspace{workspace_, sizeof workspace_}; }
