@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "detail.h"
+#include "float_math.h"
 #include "tinyattn/exp.h"
 #include "tinyattn/half.h"
 
@@ -179,7 +180,7 @@ void settle_logits(const T* q, const T* k, size_t ldk, size_t count, size_t dk, 
 // +-c and NaN stays NaN. Before the element masks, as ONNX Attention orders
 // it: a key the mask drops still ends at -inf, never at -c.
 inline void cap_logits(float c, float* s, size_t n) {
-  for (size_t j = 0; j < n; ++j) s[j] = c * std::tanh(s[j] / c);
+  for (size_t j = 0; j < n; ++j) s[j] = c * tanh_f32(s[j] / c);
 }
 
 // d(c tanh(s / c))/ds at the capped logit t = c tanh(s / c): 1 - (t / c)^2,
@@ -207,7 +208,7 @@ inline void fill_with(float* p, size_t n, float x) { fill(p, n, x); }
 inline void fill_with(half* p, size_t n, float x) { fill(p, n, to_half(x)); }
 
 // lse of a row whose maximum logit is m and whose sum of exp(s - m) is l.
-inline float log_sum_exp(float m, float l) { return m == kInf ? kInf : m + std::log(l); }
+inline float log_sum_exp(float m, float l) { return m == kInf ? kInf : m + log_f32(l); }
 
 // No visible key: Y row 0, weights 0, lse -inf.
 template <class T>

@@ -16,3 +16,11 @@ tinyattn_add_suite(exp
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/exp_accuracy.cc
   LABELS exp)
 target_compile_definitions(exp PRIVATE TINYATTN_EXP_STRIDE=${TINYATTN_EXP_STRIDE}u)
+
+# The drivers' own tanh (softcap) and log (lse), lib/src/float_math.h: white
+# box, on the same stride.
+tinyattn_add_suite(float_math
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/float_math_test.cc
+  LABELS exp)
+target_include_directories(float_math PRIVATE ${PROJECT_SOURCE_DIR}/lib/src)
+target_compile_definitions(float_math PRIVATE TINYATTN_EXP_STRIDE=${TINYATTN_EXP_STRIDE}u)

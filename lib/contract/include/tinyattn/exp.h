@@ -59,19 +59,32 @@ inline uint32_t float_to_bits(float f) { uint32_t u; std::memcpy(&u, &f, sizeof 
 // Scalar form of the algorithm: the definition every SIMD port mirrors step by
 // step. Written with explicit fmaf-free steps so it rounds the same on every
 // compiler; SIMD ports may fuse multiply-adds (the ULP bound covers both).
-inline float exp_poly(float x, const ExpCoefficients& c = kExpCoefficients) {
-  float t = x * c.log2e + c.magic;           // n + magic, rounded to nearest
-  const float n = t - c.magic;               // integer-valued
-  const float s = detail::bits_to_float(detail::float_to_bits(t) << 23);  // 2^n (biased exponent)
-  float r = n * c.minus_ln2_hi + x;
-  r = n * c.minus_ln2_lo + r;
+// expm1(r) for |r| <= ln2/2: the polynomial step of exp_poly.
+inline float expm1_reduced(float r, const ExpCoefficients& c = kExpCoefficients) {
   float q = c.c6;
   q = q * r + c.c5;
   q = q * r + c.c4;
   q = q * r + c.c3;
   q = q * r + c.c2;
-  const float u = (r * r) * q + r;           // expm1(r)
-  float e = s * u + s;                       // s * (1 + u); s * u is exact
+  return (r * r) * q + r;
+}
+
+// exp(x) = s * (1 + u): s = 2^n and u = expm1(r), exp_poly's steps but the last.
+struct ExpParts {
+  float s, u;
+};
+inline ExpParts exp_parts(float x, const ExpCoefficients& c = kExpCoefficients) {
+  float t = x * c.log2e + c.magic;           // n + magic, rounded to nearest
+  const float n = t - c.magic;               // integer-valued
+  const float s = detail::bits_to_float(detail::float_to_bits(t) << 23);  // 2^n (biased exponent)
+  float r = n * c.minus_ln2_hi + x;
+  r = n * c.minus_ln2_lo + r;
+  return ExpParts{s, expm1_reduced(r, c)};
+}
+
+inline float exp_poly(float x, const ExpCoefficients& c = kExpCoefficients) {
+  const ExpParts p = exp_parts(x, c);
+  float e = p.s * p.u + p.s;                 // s * (1 + u); s * u is exact
   if (x < c.flush_below) e = 0.0f;
   if (x > c.overflow_above) e = std::numeric_limits<float>::infinity();
   return e;
