@@ -7,11 +7,14 @@
 #   PRESET: cortex-m4-bench | cortex-m55-bench | cortex-m55-bench-novec (-O2),
 #           cortex-m4-size | cortex-m55-size (-Os), see CMakePresets.json
 #   IMAGE:  a target of bench/board/CMakeLists.txt (forward_insns, size_empty, ...)
+#   BOARD_CMAKE_ARGS (optional): more cache settings, e.g. -DTINYATTN_WITH_DSP=OFF,
+#   built in a tree of their own (BOARD_TREE names it).
 board_build() {
   preset=$1 image=$2 out=$3
-  dir="$OUT/cmake-$preset"
+  dir="$OUT/cmake-$preset${BOARD_TREE:+-$BOARD_TREE}"
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    (cd "$ROOT" && cmake --preset "$preset" -B "$dir") >"$OUT/configure-$preset.log" 2>&1 || {
+    # shellcheck disable=SC2086 # BOARD_CMAKE_ARGS is a list of arguments
+    (cd "$ROOT" && cmake --preset "$preset" -B "$dir" ${BOARD_CMAKE_ARGS:-}) >"$OUT/configure-$preset.log" 2>&1 || {
       echo "configure failed: preset $preset" >&2
       cat "$OUT/configure-$preset.log" >&2
       return 1

@@ -51,7 +51,7 @@ table="$OUT/insns.md"
   echo "| shape (N,M,Dk,Dv) | board, port | forward() | Attention<Shape> | saved per call |"
   echo "|---|---|---:|---:|---:|"
   for shape in 16 32; do
-    case $shape in 16) dims="(16,16,32,32), pointer form" ;; 32) dims="(32,32,32,32), std::array form" ;; esac
+    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
     for bp in "m4 scalar" "m55 mve"; do
       # shellcheck disable=SC2086
       set -- $bp

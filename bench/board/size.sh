@@ -23,6 +23,16 @@ board_build cortex-m4-size size_empty_i8 "$OUT/size_empty_i8_m4.elf"
 board_build cortex-m55-size size_forward_i8 "$OUT/size_forward_i8_m55.elf"
 board_build cortex-m55-size size_empty_i8 "$OUT/size_empty_i8_m55.elf"
 i8_m4=$(($(text "$OUT/size_forward_i8_m4.elf") - $(text "$OUT/size_empty_i8_m4.elf")))
+# The same with the scalar port alone (-DTINYATTN_WITH_DSP=OFF), as a build
+# without the DSP port would link it.
+BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_forward_i8 "$OUT/size_forward_i8_m4_scalar.elf"
+BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_empty_i8 "$OUT/size_empty_i8_m4_scalar.elf"
+BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_forward "$OUT/size_forward_m4_scalar.elf"
+i8_m4_scalar=$(($(text "$OUT/size_forward_i8_m4_scalar.elf") - $(text "$OUT/size_empty_i8_m4_scalar.elf")))
+f32_m4_scalar=$(($(text "$OUT/size_forward_m4_scalar.elf") - without))
+# The DSP int8 kernels alone: the dsp port's functions in the default image.
+dsp_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m4.elf" |
+  awk '$3 ~ /[tTrR]/ && /tinyattn::dsp::/ { s += $2 } END { print s + 0 }')
 i8_m55=$(($(text "$OUT/size_forward_i8_m55.elf") - $(text "$OUT/size_empty_i8_m55.elf")))
 # The Helium int8 table alone: its functions in the M55 image.
 mve_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m55.elf" |
@@ -36,7 +46,10 @@ table="$OUT/size.md"
   echo "| image with Attention<Shape<16,16,32,32>> (fp32) | $with |"
   echo "| same image without the call | $without |"
   echo "| **fp32 forward, one shape** | **$((with - without))** |"
-  echo "| **int8 forward, one shape** (AttentionI8, plan given as integers) | **$i8_m4** |"
+  echo "| fp32 forward, one shape, scalar port alone (-DTINYATTN_WITH_DSP=OFF) | $f32_m4_scalar |"
+  echo "| **int8 forward, one shape** (AttentionI8, plan given as integers; scalar and DSP int8 kernels both linked) | **$i8_m4** |"
+  echo "| of which the DSP int8 kernels | $dsp_i8 |"
+  echo "| int8 forward, one shape, scalar port alone (-DTINYATTN_WITH_DSP=OFF) | $i8_m4_scalar |"
   echo
   echo "| Cortex-M55, -Os, --gc-sections | .text bytes |"
   echo "|---|---:|"
@@ -46,8 +59,8 @@ table="$OUT/size.md"
   echo "Largest functions the fp32 call brings in (bytes):"
   echo
   echo '```'
-  arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4.elf" | awk '$3 ~ /[tT]/' >"$OUT/with.syms"
-  arm-none-eabi-nm -C --size-sort -S "$OUT/size_empty_m4.elf" | awk '$3 ~ /[tT]/ { print $4 }' >"$OUT/without.names"
+  arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4.elf" | awk '$3 ~ /[tTwW]/' >"$OUT/with.syms"
+  arm-none-eabi-nm -C --size-sort -S "$OUT/size_empty_m4.elf" | awk '$3 ~ /[tTwW]/ { print $4 }' >"$OUT/without.names"
   awk 'NR == FNR { seen[$0] = 1; next } { name = $4; for (i = 5; i <= NF; ++i) name = name " " $i; if (!(name in seen)) printf "%6d %s\n", $2 + 0, name }' \
     "$OUT/without.names" "$OUT/with.syms" | sort -rn | head -12
   echo '```'
