@@ -64,8 +64,12 @@ for name in $targets; do
     ta_append_row "x86-64 host" "libFuzzer $short" - 1 0 0 - "$(ta_seconds "$t")" "ok (${runs:-?} runs)"
   else
     crash=$(ls "$art" 2>/dev/null | head -n 1)
+    # The row carries what a remote log cannot: the harness's own message
+    # and the failing input in hex, enough to rebuild it as a regression.
+    why=$(grep -m 1 -E "^(differential|fuzz_require): |ERROR: |SUMMARY: " "$dir/$short.log" | tr '|' '/')
+    hex=$( [ -n "$crash" ] && od -An -v -tx1 "$art/$crash" | tr -d ' \n')
     ta_append_row "x86-64 host" "libFuzzer $short" - 0 1 0 - "$(ta_seconds "$t")" \
-      "FAILED: $art/$crash (log: $dir/$short.log)"
+      "FAILED: ${why:-see log} (log: $dir/$short.log; input: ${hex:-none})"
     fail=1
   fi
 done

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace tinyattn_fuzz {
@@ -35,9 +36,12 @@ class Bytes {
 
 }  // namespace tinyattn_fuzz
 
-// A violated invariant traps, which libFuzzer reports as a crash (and the
-// replay program as a failed ctest).
-#define FUZZ_REQUIRE(cond)         \
-  do {                             \
-    if (!(cond)) __builtin_trap(); \
+// A violated invariant names itself, then traps, which libFuzzer reports as
+// a crash (and the replay program as a failed ctest).
+#define FUZZ_REQUIRE(cond)                                                                  \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::fprintf(stderr, "fuzz_require: %s failed at %s:%d\n", #cond, __FILE__, __LINE__); \
+      __builtin_trap();                                                                     \
+    }                                                                                       \
   } while (0)
