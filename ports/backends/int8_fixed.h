@@ -1,6 +1,6 @@
 // Fixed-point pieces of the int8 kernels (kernels_i8.h) shared by the ports
 // that compute them in 32-bit words (mve, dsp): the constants of exp2_q30
-// and the per-row reciprocal of the probabilities,
+// and the per-row reciprocal of the probabilities (also the scalar port's),
 //   p = floor((e 2^15 + floor(s/2)) / s),  0 <= e <= s.
 #pragma once
 

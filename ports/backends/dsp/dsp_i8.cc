@@ -12,9 +12,8 @@
 //    -zv sum p. p_j = kProbOne = 2^15 does not fit a signed halfword and
 //    enters as -2^15: such a key (one holding the whole row) gets 2^16 v_jc
 //    added back.
-//  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
-//    more, and one exact 64-bit comparison decides (int8_fixed.h): no
-//    64-bit division per key.
+//  - probabilities: the scalar port's (a per-row 32-bit reciprocal and one
+//    exact comparison per key, int8_fixed.h): DSP has nothing faster for it.
 //  - exp_row: apply() as one 32x32+64-bit SMLAL per key, then the
 //    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR),
 //    as mve_i8.cc does four lanes at a time.
@@ -188,18 +187,6 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   return sum;
 }
 
-// ---------------------------------------------------------------- probabilities
-
-void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const ReciprocalQ15 q = reciprocal_q15(sum);
-  if (!q.exact) return reciprocal_divide(q, e, n, p);
-  for (size_t j = 0; j < n; ++j) {
-    const uint32_t ej = static_cast<uint32_t>(e[j]);
-    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
-    p[j] = static_cast<int32_t>(reciprocal_fix(q, ej, ((hi + q.round) >> q.sh) + 1));
-  }
-}
-
 // ---------------------------------------------------------------- weighted_sum
 
 // Keys per pass: the stack buffer holds kPChunk / 2 pairs of weights.
@@ -293,7 +280,7 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   }
 }
 
-constexpr KernelsI8 kKernelsI8{"dsp", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
+constexpr KernelsI8 kKernelsI8{"dsp", simd_target, scores, exp_row, scalar::i8::probabilities, weighted_sum, requantize};
 
 }  // namespace
 }  // namespace dsp

@@ -3,6 +3,8 @@
 #include "scalar.h"
 #include "port.h"
 
+#include "backends/int8_fixed.h"
+
 #include <climits>
 
 namespace tinyattn {
@@ -31,9 +33,18 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   return sum;
 }
 
+// p = floor((e 2^15 + floor(sum/2)) / sum) without a 64-bit division per
+// key (a library call on cores without one): a per-row 32-bit reciprocal
+// gives each quotient or one more, and one exact comparison picks
+// (backends/int8_fixed.h); rows outside its range divide.
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const int64_t half = sum / 2;
-  for (size_t j = 0; j < n; ++j) p[j] = static_cast<int32_t>((static_cast<int64_t>(e[j]) * kProbOne + half) / sum);
+  const ReciprocalQ15 q = reciprocal_q15(sum);
+  if (!q.exact) return reciprocal_divide(q, e, n, p);
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t ej = static_cast<uint32_t>(e[j]);
+    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
+    p[j] = static_cast<int32_t>(reciprocal_fix(q, ej, ((hi + q.round) >> q.sh) + 1));
+  }
 }
 
 void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
