@@ -47,9 +47,14 @@ static_assert(TINYATTN_PORT_COUNT == kPortCount, "a Port was added: mirror it in
 
 TINYATTN_SAME_VALUE(TINYATTN_ALIGN_TOP_LEFT, Align::kTopLeft);
 TINYATTN_SAME_VALUE(TINYATTN_ALIGN_BOTTOM_RIGHT, Align::kBottomRight);
+TINYATTN_SAME_VALUE(TINYATTN_ALIGN_OFFSET, Align::kOffset);
 TINYATTN_SAME_VALUE(TINYATTN_CAUSAL_NONE, Causal::kNone);
 TINYATTN_SAME_VALUE(TINYATTN_CAUSAL_TOP_LEFT, Causal::kTopLeft);
 TINYATTN_SAME_VALUE(TINYATTN_CAUSAL_BOTTOM_RIGHT, Causal::kBottomRight);
+TINYATTN_SAME_VALUE(TINYATTN_CAUSAL_OFFSET, Causal::kOffset);
+TINYATTN_SAME_VALUE(TINYATTN_SCORES_SCALED, ScoreStage::kScaled);
+TINYATTN_SAME_VALUE(TINYATTN_SCORES_SOFTCAPPED, ScoreStage::kSoftcapped);
+TINYATTN_SAME_VALUE(TINYATTN_SCORES_MASKED, ScoreStage::kMasked);
 TINYATTN_SAME_VALUE(TINYATTN_SCRATCH_MINIMAL, Scratch::kMinimal);
 TINYATTN_SAME_VALUE(TINYATTN_SCRATCH_TRANSPOSED_KEYS, Scratch::kTransposedKeys);
 TINYATTN_SAME_VALUE(TINYATTN_F16_WIDEN_TO_F32, F16Compute::kWidenToF32);
@@ -61,7 +66,9 @@ TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_UNITY, SelftestFormat::kUnity);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_TABLE, SelftestFormat::kTable);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_BOTH, SelftestFormat::kBoth);
 #undef TINYATTN_SAME_VALUE
-static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4, "the *_MAX_ enumerators fix 32 bits");
+static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4 && sizeof(tinyattn_align) == 4 &&
+                  sizeof(tinyattn_score_stage) == 4,
+              "the *_MAX_ enumerators fix 32 bits");
 
 // The header's constants and the C++ ones.
 static_assert(TINYATTN_MAX_DIM == kMaxDim, "kMaxDim");
@@ -135,6 +142,7 @@ Mask to_cxx(const tinyattn_mask* c) {
   m.keep_bits = c->keep_bits;
   m.bias = c->bias;
   m.head_stride = c->head_stride;
+  m.offset = c->offset;
   return m;
 }
 
@@ -142,6 +150,7 @@ Options to_cxx(const tinyattn_options* c) {
   Options o;
   if (!c) return o;
   if (c->use_scale) o.scale = c->scale;
+  if (c->use_softcap) o.softcap = c->softcap;
   o.port = static_cast<Port>(c->port);
   return o;
 }
@@ -157,8 +166,8 @@ int32_t raw(const E& e) {
 bool mask_enums_ok(const tinyattn_mask* c) {
   if (!c) return true;
   const int32_t causal = raw(c->causal), align = raw(c->window_align);
-  return causal >= TINYATTN_CAUSAL_NONE && causal <= TINYATTN_CAUSAL_BOTTOM_RIGHT &&
-         align >= TINYATTN_ALIGN_TOP_LEFT && align <= TINYATTN_ALIGN_BOTTOM_RIGHT;
+  return causal >= TINYATTN_CAUSAL_NONE && causal <= TINYATTN_CAUSAL_OFFSET && align >= TINYATTN_ALIGN_TOP_LEFT &&
+         align <= TINYATTN_ALIGN_OFFSET;
 }
 bool port_ok(tinyattn_port p) { return static_cast<unsigned>(p) < static_cast<unsigned>(TINYATTN_PORT_COUNT); }
 bool options_ok(const tinyattn_options* c) {
@@ -210,7 +219,11 @@ tinyattn_status tinyattn_forward(const tinyattn_dims* dims, const tinyattn_forwa
   if (!dims || !io) return TINYATTN_NULL_POINTER;
   if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
   if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
-  const ForwardIo cio{io->q, io->k, io->v, io->y, io->weights, io->lse};
+  const int32_t stage = raw(io->score_stage);
+  if (stage < TINYATTN_SCORES_SCALED || stage > TINYATTN_SCORES_MASKED) return TINYATTN_UNSUPPORTED;
+  ForwardIo cio{io->q, io->k, io->v, io->y, io->weights, io->lse};
+  cio.scores = io->scores;
+  cio.score_stage = static_cast<ScoreStage>(stage);
   return to_c(forward(to_cxx(*dims), cio, Workspace{workspace, workspace_bytes}, to_cxx(mask), to_cxx(options)));
 }
 

@@ -27,11 +27,15 @@ Mask mask_of(const tinyattn_mask* c) {
   if (!c) return Mask::none();
   Mask m = c->causal == TINYATTN_CAUSAL_TOP_LEFT       ? Mask::causal_top_left()
            : c->causal == TINYATTN_CAUSAL_BOTTOM_RIGHT ? Mask::causal_bottom_right()
+           : c->causal == TINYATTN_CAUSAL_OFFSET       ? Mask::causal_offset(c->offset)
                                                        : Mask::none();
   if (c->use_window) {
     m.window.left = c->window_left;
     m.window.right = c->window_right;
-    m.window.align = c->window_align == TINYATTN_ALIGN_BOTTOM_RIGHT ? Align::kBottomRight : Align::kTopLeft;
+    m.window.align = c->window_align == TINYATTN_ALIGN_BOTTOM_RIGHT ? Align::kBottomRight
+                     : c->window_align == TINYATTN_ALIGN_OFFSET     ? Align::kOffset
+                                                                    : Align::kTopLeft;
+    if (m.window.align == Align::kOffset) m.offset = c->offset;
   }
   if (c->use_kv_len) m.kv_len = c->kv_len;
   m.keep = c->keep;
@@ -60,6 +64,17 @@ int capi_ref_visible(const tinyattn_dims* d, const tinyattn_mask* mask, size_t h
 void capi_ref_forward(const tinyattn_dims* d, const float* q, const float* k, const float* v,
                       const tinyattn_mask* mask, double scale, double* y, double* weights, double* lse) {
   ref::forward(dims_of(d), q, k, v, mask_of(mask), scale, y, weights, lse);
+}
+
+void capi_ref_forward_softcap(const tinyattn_dims* d, const float* q, const float* k, const float* v,
+                              const tinyattn_mask* mask, double scale, double softcap, double* y, double* weights,
+                              double* lse) {
+  ref::forward(dims_of(d), q, k, v, mask_of(mask), scale, y, weights, lse, softcap);
+}
+
+double capi_ref_logit(const tinyattn_dims* d, const float* q, const float* k, const tinyattn_mask* mask,
+                      double scale, double softcap, size_t h, size_t i, size_t j) {
+  return ref::logit(dims_of(d), q, k, mask_of(mask), scale, h, i, j, softcap);
 }
 
 void capi_ref_backward(const tinyattn_dims* d, const float* q, const float* k, const float* v, const float* dy,

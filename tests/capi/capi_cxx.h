@@ -16,6 +16,13 @@ extern "C" {
 int capi_ref_visible(const tinyattn_dims* d, const tinyattn_mask* mask, size_t h, size_t i, size_t j);
 void capi_ref_forward(const tinyattn_dims* d, const float* q, const float* k, const float* v,
                       const tinyattn_mask* mask, double scale, double* y, double* weights, double* lse);
+/* The same with Options::softcap c (the reference's softcap argument). */
+void capi_ref_forward_softcap(const tinyattn_dims* d, const float* q, const float* k, const float* v,
+                              const tinyattn_mask* mask, double scale, double softcap, double* y, double* weights,
+                              double* lse);
+/* The reference logit of (h, i, j) with the mask applied (-inf when masked). */
+double capi_ref_logit(const tinyattn_dims* d, const float* q, const float* k, const tinyattn_mask* mask,
+                      double scale, double softcap, size_t h, size_t i, size_t j);
 void capi_ref_backward(const tinyattn_dims* d, const float* q, const float* k, const float* v, const float* dy,
                        const tinyattn_mask* mask, double scale, double* dq, double* dk, double* dv);
 

@@ -62,9 +62,9 @@ static double default_scale(size_t dk) { return (double)(1.0f / sqrtf((float)dk)
 /* Checks a C forward result (y, w, lse of kDims) against the reference and
  * the seed notebook's properties: rows of A sum to 1 (0 when fully masked),
  * masked keys get exactly 0, Y lies in the convex hull of the visible V rows. */
-static void check_forward_result(const tinyattn_mask* mask, double scale) {
+static void check_forward_result_capped(const tinyattn_mask* mask, double scale, double softcap) {
   size_t h, i, j, c;
-  capi_ref_forward(&kDims, q, k, v, mask, scale, ry, rw, rlse);
+  capi_ref_forward_softcap(&kDims, q, k, v, mask, scale, softcap, ry, rw, rlse);
   for (h = 0; h < HQ; ++h) {
     const size_t kv = h / (HQ / HKV);
     for (i = 0; i < N; ++i) {
@@ -96,6 +96,10 @@ static void check_forward_result(const tinyattn_mask* mask, double scale) {
       }
     }
   }
+}
+
+static void check_forward_result(const tinyattn_mask* mask, double scale) {
+  check_forward_result_capped(mask, scale, 0.0);
 }
 
 /* ---- status, ports ----------------------------------------------------- */
@@ -130,7 +134,7 @@ static void test_ports(void) {
 static void test_forward_every_mask(void) {
   static uint8_t keep[N * M], keep_heads[HQ * N * M], bits[N * TINYATTN_KEEP_BITS_ROW_BYTES(M)];
   static float bias[N * M];
-  tinyattn_forward_io io = {q, k, v, y, w, lse};
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y, w, lse);
   tinyattn_mask masks[13];
   size_t i, count = 0;
   memset(masks, 0, sizeof masks);
@@ -179,7 +183,7 @@ static void test_forward_every_mask(void) {
 
 static void test_forward_defaults_and_options(void) {
   static float y0[HQ * N * DV];
-  tinyattn_forward_io io = {q, k, v, y0, w, lse};
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y0, w, lse);
   tinyattn_mask none;
   tinyattn_options opt;
   memset(&none, 0, sizeof none);
@@ -198,6 +202,73 @@ static void test_forward_defaults_and_options(void) {
   check_forward_result(NULL, 0.75);
 }
 
+/* ONNX Attention's pieces: the causal offset (a cache holding past keys and
+ * the N new ones), the offset-aligned window, softcap, and the score output
+ * at each stage, against the reference. */
+static void test_forward_onnx_features(void) {
+  static float scores[HQ * N * M];
+  static float bias[N * M];
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y, w, lse);
+  tinyattn_mask masks[4];
+  tinyattn_options opt;
+  size_t i, h, r, j;
+  int stage;
+  memset(masks, 0, sizeof masks);
+  memset(&opt, 0, sizeof opt);
+  fill_inputs();
+  for (i = 0; i < N * M; ++i) bias[i] = (i % 9 == 5) ? -INFINITY : 0.5f * uniform();
+  masks[0].causal = TINYATTN_CAUSAL_OFFSET; /* a cache of 2 past keys and the N = 5 new ones */
+  masks[0].offset = M - N;
+  masks[0].use_kv_len = 1;
+  masks[0].kv_len = M;
+  masks[1].causal = TINYATTN_CAUSAL_OFFSET; /* query 0 sees no key: a zero row, lse -inf */
+  masks[1].offset = -1;
+  masks[2].use_window = 1;                  /* window around key i + 1 */
+  masks[2].window_left = 1;
+  masks[2].window_right = 1;
+  masks[2].window_align = TINYATTN_ALIGN_OFFSET;
+  masks[2].offset = 1;
+  masks[3] = masks[0];                      /* with a bias */
+  masks[3].bias = bias;
+  for (i = 0; i < 4; ++i) {
+    CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &masks[i], NULL), TINYATTN_OK);
+    check_forward_result(&masks[i], default_scale(DK));
+  }
+  /* Softcap 0.75 (the logits reach about +-2 here, so it bites). */
+  opt.use_softcap = 1;
+  opt.softcap = 0.75f;
+  for (i = 0; i < 4; ++i) {
+    CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &masks[i], &opt), TINYATTN_OK);
+    check_forward_result_capped(&masks[i], default_scale(DK), 0.75);
+  }
+  /* The scores at each stage: scaled, then capped, then masked. */
+  io.scores = scores;
+  for (stage = TINYATTN_SCORES_SCALED; stage <= TINYATTN_SCORES_MASKED; ++stage) {
+    io.score_stage = (tinyattn_score_stage)stage;
+    CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &masks[3], &opt), TINYATTN_OK);
+    for (h = 0; h < HQ; ++h)
+      for (r = 0; r < N; ++r)
+        for (j = 0; j < M; ++j) {
+          const double want = capi_ref_logit(&kDims, q, k, stage == TINYATTN_SCORES_MASKED ? &masks[3] : NULL,
+                                             default_scale(DK), stage == TINYATTN_SCORES_SCALED ? 0.0 : 0.75, h, r, j);
+          const float got = scores[(h * N + r) * M + j];
+          CHECK(isinf(want) ? got == (float)want : fabs(got - want) <= 1e-5 + 1e-5 * fabs(want));
+        }
+  }
+  /* Values C may hold that no enumerator names. */
+  io.score_stage = (tinyattn_score_stage)3;
+  CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, NULL, NULL), TINYATTN_UNSUPPORTED);
+  io.score_stage = TINYATTN_SCORES_SCALED;
+  masks[0].causal = (tinyattn_causal)4;
+  CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &masks[0], NULL), TINYATTN_BAD_MASK);
+  /* An offset without an offset mask, and a softcap that is not > 0. */
+  memset(masks, 0, sizeof masks);
+  masks[0].offset = 1;
+  CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &masks[0], NULL), TINYATTN_BAD_MASK);
+  opt.softcap = 0.0f;
+  CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, NULL, &opt), TINYATTN_BAD_SCALE);
+}
+
 /* M just over the key tile and no weights: the tiled path, in exactly the
  * bytes the macro gives (a static buffer of that size). */
 enum { TN = 3, TM = 257, TDK = 4, TDV = 1 };
@@ -208,7 +279,7 @@ static unsigned char weights_ws[TINYATTN_FORWARD_WORKSPACE_BYTES(TN, TM, TDK, TD
 
 static void test_forward_tiled_static_workspace(void) {
   const tinyattn_dims d = TINYATTN_DIMS(TN, TM, TDK, TDV);
-  tinyattn_forward_io io = {tq, tk, tv, ty, NULL, NULL};
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(tq, tk, tv, ty, NULL, NULL);
   size_t i;
   fill(tq, TN * TDK);
   fill(tk, TM * TDK);
@@ -228,7 +299,7 @@ static void test_forward_tiled_static_workspace(void) {
 static void test_forward_f16(void) {
   static uint16_t hq_[HQ * N * DK], hk[HKV * M * DK], hv[HKV * M * DV], hy[HQ * N * DV], hw[HQ * N * M];
   tinyattn_forward_io_f16 io = {hq_, hk, hv, hy, hw, lse};
-  tinyattn_forward_io io32 = {q, k, v, y, w, NULL};
+  tinyattn_forward_io io32 = TINYATTN_FORWARD_IO(q, k, v, y, w, NULL);
   tinyattn_options_f16 opt;
   tinyattn_mask mask;
   size_t i;
@@ -380,7 +451,7 @@ static void test_int8_precomputed_plan(void) {
 static void test_backward_both_modes(void) {
   static float dq[HQ * N * DK], dk[HKV * M * DK], dv[HKV * M * DV];
   static double rdq[HQ * N * DK], rdk[HKV * M * DK], rdv[HKV * M * DV];
-  tinyattn_forward_io fio = {q, k, v, y, w, lse};
+  tinyattn_forward_io fio = TINYATTN_FORWARD_IO(q, k, v, y, w, lse);
   tinyattn_backward_io bio;
   tinyattn_mask mask;
   int mode;
@@ -507,7 +578,7 @@ static void test_workspace_macros(void) {
 
 static void test_fault_statuses(void) {
   static float sentinel[HQ * N * DV];
-  tinyattn_forward_io io = {q, k, v, y, NULL, NULL};
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y, NULL, NULL);
   tinyattn_forward_io_f16 io16 = {NULL, NULL, NULL, NULL, NULL, NULL};
   tinyattn_forward_io_i8 io8 = {iq, ik, iv, iy, NULL, NULL};
   tinyattn_int8_scheme scheme;
@@ -618,6 +689,7 @@ int main(void) {
   RUN(test_ports);
   RUN(test_forward_every_mask);
   RUN(test_forward_defaults_and_options);
+  RUN(test_forward_onnx_features);
   RUN(test_forward_tiled_static_workspace);
   RUN(test_forward_f16);
   RUN(test_int8_plan_and_forward);

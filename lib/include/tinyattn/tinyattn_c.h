@@ -101,6 +101,7 @@ typedef struct tinyattn_dims {
 typedef enum tinyattn_align {
   TINYATTN_ALIGN_TOP_LEFT = 0,  /* query i at key i (PyTorch is_causal) */
   TINYATTN_ALIGN_BOTTOM_RIGHT, /* query i at key i + M - N (KV-cache decode) */
+  TINYATTN_ALIGN_OFFSET,       /* query i at key i + mask.offset */
   TINYATTN_ALIGN_MAX_ = 0x7FFFFFFF
 } tinyattn_align;
 
@@ -108,6 +109,7 @@ typedef enum tinyattn_causal {
   TINYATTN_CAUSAL_NONE = 0,
   TINYATTN_CAUSAL_TOP_LEFT,
   TINYATTN_CAUSAL_BOTTOM_RIGHT,
+  TINYATTN_CAUSAL_OFFSET, /* query i sees keys j <= i + mask.offset */
   TINYATTN_CAUSAL_MAX_ = 0x7FFFFFFF
 } tinyattn_causal;
 
@@ -140,12 +142,22 @@ typedef struct tinyattn_mask {
   const uint8_t* keep_bits;
   const float* bias;
   size_t head_stride;
+  /* The diagonal of TINYATTN_CAUSAL_OFFSET and TINYATTN_ALIGN_OFFSET (may be
+   * negative); 0 unless one of them is used. ONNX Attention's causal mask
+   * over a cache of past_len keys holding N new ones: offset = past_len,
+   * kv_len = past_len + N. */
+  int32_t offset;
 } tinyattn_mask;
 
 typedef struct tinyattn_options {
   int use_scale;       /* nonzero: scale below; zero: 1/sqrt(Dk) */
   float scale;         /* the softmax scale, finite */
   tinyattn_port port;  /* which compiled-in port runs the kernels */
+  /* Logit soft-capping when use_softcap is nonzero: s -> softcap tanh(s /
+   * softcap) before the masks (Gemma 2, ONNX Attention); softcap > 0 and
+   * finite. fp32 and fp16 only (int8: TINYATTN_UNSUPPORTED). */
+  int use_softcap;
+  float softcap;
 } tinyattn_options;
 
 /* ---- fp32 forward ------------------------------------------------------ */
@@ -162,6 +174,15 @@ typedef enum tinyattn_scratch {
   TINYATTN_SCRATCH_MAX_ = 0x7FFFFFFF
 } tinyattn_scratch;
 
+/* Which logits tinyattn_forward_io.scores receives (ONNX Attention's
+ * qk_matmul_output_mode 0-2). */
+typedef enum tinyattn_score_stage {
+  TINYATTN_SCORES_SCALED = 0, /* scale * Q K^T, every key (masked ones too) */
+  TINYATTN_SCORES_SOFTCAPPED, /* after the softcap (SCALED when none is set) */
+  TINYATTN_SCORES_MASKED,     /* after the mask: + bias, -inf where it drops a key */
+  TINYATTN_SCORES_MAX_ = 0x7FFFFFFF
+} tinyattn_score_stage;
+
 typedef struct tinyattn_forward_io {
   const float* q;  /* [hq][n][dk] */
   const float* k;  /* [hkv][m][dk] */
@@ -169,7 +190,13 @@ typedef struct tinyattn_forward_io {
   float* y;        /* [hq][n][dv], required */
   float* weights;  /* [hq][n][m], optional */
   float* lse;      /* [hq][n], optional (natural log; -inf for a fully masked row) */
+  float* scores;   /* [hq][n][m], optional: the logits at score_stage (a pass of its own) */
+  tinyattn_score_stage score_stage;
 } tinyattn_forward_io;
+
+/* Every field, for C99 initializers under -Wextra: the tensors and no scores. */
+#define TINYATTN_FORWARD_IO(q, k, v, y, weights, lse) \
+  {(q), (k), (v), (y), (weights), (lse), NULL, TINYATTN_SCORES_SCALED}
 
 /* Scratch bytes for tinyattn_forward (any alignment; the slack is included).
  * with_weights nonzero is always enough; zero suits callers that never ask
