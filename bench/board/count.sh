@@ -86,3 +86,15 @@ profile m4 scalar
 profile m55 scalar
 profile m55 mve
 echo "per-function profiles: $OUT/profile_*_32.txt"
+
+# The exp per element: the instructions of the port's exp_shift_sum (exp of
+# x - max and the running sum) in the (32,32,32,32) forward, over its 1,024
+# query-key pairs.
+{
+  echo
+  echo "| exp_shift_sum, (32,32,32,32) forward | M4F scalar (FPU) | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|"
+  per() { awk '/exp_shift_sum/ { s += $1 } END { printf "%.1f", s / 1024 }' "$OUT/profile_$1_32.txt"; }
+  echo "| instructions per element | $(per m4_scalar) | $(per m55_scalar) | $(per m55_mve) |"
+} >>"$table"
+tail -n 4 "$table"
