@@ -17,7 +17,19 @@ set(_tinyattn_exported tinyattn tinyattn_reference)
 if(TARGET tinyattn_third_party AND "tinyattn_third_party" IN_LIST _tinyattn_links)
   list(APPEND _tinyattn_exported tinyattn_third_party)
 endif()
+# Bare-metal Cortex-M: the board runtime (objects built for this build's
+# CPU), its headers, the shared section layout and tinyattnFirmware.cmake
+# (tinyattn_firmware_executable), so a firmware project brings only its
+# memory map.
+if(TARGET tinyattn_cortex_m_runtime)
+  list(APPEND _tinyattn_exported tinyattn_cortex_m_runtime)
+  install(FILES "${TINYATTN_CORTEX_M_DIR}/board.h" "${TINYATTN_CORTEX_M_DIR}/semihosting.h"
+          DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tinyattn_cortex_m")
+  install(FILES "${TINYATTN_CORTEX_M_DIR}/sections.ld" "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake"
+          DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
+endif()
 install(TARGETS ${_tinyattn_exported} EXPORT tinyattnTargets
+        OBJECTS DESTINATION "${CMAKE_INSTALL_LIBDIR}/tinyattn_objects"
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")

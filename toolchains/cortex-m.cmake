@@ -1,6 +1,6 @@
 # Shared part of the bare-metal Cortex-M toolchain files (arm-none-eabi GCC +
-# newlib). The including file sets TINYATTN_BOARD (folder under
-# ports/targets/), TINYATTN_QEMU_MACHINE and TINYATTN_CPU_FLAGS.
+# newlib). The including file sets TINYATTN_CPU_FLAGS and, for a board of
+# ports/targets/, TINYATTN_BOARD (its folder) and TINYATTN_QEMU_MACHINE.
 #
 # Startup code, vector table, linker script and the semihosting glue come
 # from ports/targets/ (tinyattn_board_executable); this file only picks the
@@ -40,4 +40,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
-set(CMAKE_CROSSCOMPILING_EMULATOR "${CMAKE_CURRENT_LIST_DIR}/qemu-board.sh" ${TINYATTN_QEMU_MACHINE})
+if(TINYATTN_QEMU_MACHINE)
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${CMAKE_CURRENT_LIST_DIR}/qemu-board.sh" ${TINYATTN_QEMU_MACHINE})
+endif()

@@ -59,9 +59,12 @@ __attribute__((noreturn)) void Reset_Handler(void) {
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
   SCB_CPACR |= 0xFu << 20;  // CP10 + CP11: full access
 #endif
+#if __ARM_ARCH >= 7
   // MemManage, BusFault and UsageFault get their own handlers instead of
-  // escalating to HardFault, so a crash report says which one it was.
+  // escalating to HardFault, so a crash report says which one it was
+  // (Armv6-M has HardFault only).
   SCB_SHCSR |= (1u << 16) | (1u << 17) | (1u << 18);
+#endif
   __asm__ volatile("dsb\n\tisb" ::: "memory");
 
   memcpy(&__data_start__, &__data_load__, (size_t)((char*)&__data_end__ - (char*)&__data_start__));

@@ -1,0 +1,23 @@
+# tinyattn_firmware_executable(<target> MEMORY_MAP <file.ld> [STACK_CHECK])
+#
+# Makes <target> a Cortex-M firmware image with tinyattn's board runtime
+# (tinyattn::cortex_m_runtime: reset handler, vector table, fault handlers,
+# semihosting output, heap-free libc stubs) and your board's memory map.
+# The memory map defines the MEMORY regions, the region aliases VECTORS
+# (where VTOR points at reset), CODE and RAM, and STACK_SIZE, then says
+#   INCLUDE sections.ld
+# (installed next to this file: the section layout, no heap). The image gets
+# the .elf suffix, --gc-sections and a map file beside it.
+# Installed with a bare-metal tinyattn; found by find_package(tinyattn).
+function(tinyattn_firmware_executable target)
+  cmake_parse_arguments(PARSE_ARGV 1 fw "" "MEMORY_MAP" "")
+  if(NOT fw_MEMORY_MAP)
+    message(FATAL_ERROR "tinyattn_firmware_executable(${target}): MEMORY_MAP <file.ld> is required")
+  endif()
+  get_filename_component(_map "${fw_MEMORY_MAP}" ABSOLUTE)
+  target_link_libraries(${target} PRIVATE tinyattn::cortex_m_runtime tinyattn::tinyattn)
+  set_target_properties(${target} PROPERTIES SUFFIX ".elf" LINK_DEPENDS "${_map}")
+  # sections.ld sits beside this file (CMAKE_CURRENT_FUNCTION_LIST_DIR, 3.17+).
+  target_link_options(${target} PRIVATE "-L${CMAKE_CURRENT_FUNCTION_LIST_DIR}" "-T${_map}" "-nostartfiles"
+                      "-Wl,--gc-sections" "-Wl,-Map=$<TARGET_FILE:${target}>.map")
+endfunction()
