@@ -11,6 +11,28 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
       set_tests_properties(tool_${mode} PROPERTIES LABELS "tool")
     endforeach()
   endif()
+  # `tinyattn plan` prints an offline int8 plan as a C initializer: compiled
+  # into a C99 program that compares it with tinyattn_plan_int8 (and the C++
+  # form compiled as C++17).
+  set(_plan_args plan --dk 16 --heads 2,1 --qparams "q=0.05:3/0.06,k=0.04,v=0.02,y=0.03:-1" --name offline_plan)
+  add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline.h
+                     ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h
+                     COMMAND tinyattn_tool ${_plan_args} --out ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline.h
+                     COMMAND tinyattn_tool ${_plan_args} --lang cpp
+                             --out ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h
+                     DEPENDS tinyattn_tool VERBATIM)
+  add_executable(tool_plan_offline ${CMAKE_CURRENT_LIST_DIR}/plan_offline_test.c
+                                   ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline.h)
+  set_target_properties(tool_plan_offline PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  target_compile_options(tool_plan_offline PRIVATE -pedantic -Wall -Wextra -Werror)
+  target_include_directories(tool_plan_offline PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/plan_offline)
+  target_link_libraries(tool_plan_offline PRIVATE tinyattn::tinyattn)
+  add_test(NAME tool_plan_offline COMMAND tool_plan_offline)
+  add_test(NAME tool_plan_offline_cpp
+           COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only
+                   -I${PROJECT_SOURCE_DIR}/lib/include -x c++
+                   ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h)
+  set_tests_properties(tool_plan_offline tool_plan_offline_cpp PROPERTIES LABELS "tool;quant")
   add_test(NAME tool_selftest COMMAND tinyattn_tool selftest --format both)
   set_tests_properties(tool_selftest PROPERTIES LABELS "tool;selftest"
                        PASS_REGULAR_EXPRESSION "[0-9]+ Tests 0 Failures 0 Ignored"

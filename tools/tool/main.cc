@@ -1,11 +1,13 @@
 // tinyattn: the host tool.
 //   tinyattn run --q q.npy --k k.npy --v v.npy [mask options] --out y.npy [--weights a.npy]
 //                [--dtype f32|f16|i8 [--qparams SPEC]]
+//   tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
 //   tinyattn selftest [--port P] [--format unity|table|both]
 //   tinyattn demo [--svg path] [--color|--no-color]
 // Every error is one line on stderr and a non-zero exit status.
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -48,6 +50,7 @@ const char kUsage[] =
     "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
+    "  tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
     "Tensors are .npy files: Q [Hq,]N,Dk  K [Hkv,]M,Dk  V [Hkv,]M,Dv: float32 or float16 for f32 and f16\n"
@@ -57,7 +60,9 @@ const char kUsage[] =
     "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
     "before the bias and masks, as ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at\n"
     "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n"
-    "--scores writes the float32 logits [Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32 only).\n";
+    "--scores writes the float32 logits [Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32 only).\n"
+    "plan prints the int8 plan of --qparams (same syntax) as a C (or C++) initializer, one head plan per\n"
+    "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 int fail(const std::string& msg, int code = kExitFail) {
@@ -507,6 +512,100 @@ int cmd_run(int argc, char** argv) {
   return wrote ? 0 : fail(error);
 }
 
+// ---------------------------------------------------------------- plan
+
+// The offline int8 plan: plan_int8 on the host, printed as an initializer
+// of tinyattn_int8_head_plan (C) or tinyattn::Int8HeadPlan (C++), whose
+// layouts are one (lib/src/c_api.cc asserts it). Only Dk and the heads enter
+// a plan; N and M do not.
+int cmd_plan(int argc, char** argv) {
+  std::string dk_arg, qparams, heads = "1,1", scale_arg, name = "tinyattn_plan", lang = "c", out;
+  struct Opt {
+    const char* flag;
+    std::string* dst;
+  } opts[] = {{"--dk", &dk_arg},      {"--qparams", &qparams}, {"--heads", &heads},
+              {"--scale", &scale_arg}, {"--name", &name},       {"--lang", &lang},
+              {"--out", &out}};
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    bool known = false;
+    for (Opt& o : opts)
+      if (a == o.flag) {
+        if (i + 1 >= argc) return usage_error(a + " needs a value");
+        *o.dst = argv[++i];
+        known = true;
+        break;
+      }
+    if (!known) return usage_error("plan: unknown argument '" + a + "'");
+  }
+  long long dk = 0, hq = 0, hkv = 0;
+  if (!parse_long(dk_arg, 1, static_cast<long long>(tinyattn::kMaxDim), &dk))
+    return usage_error("plan: --dk must be an integer in [1, " + std::to_string(tinyattn::kMaxDim) + "]");
+  const std::vector<std::string> h = split(heads, ',');
+  if (h.size() != 2 || !parse_long(h[0], 1, 65535, &hq) || !parse_long(h[1], 1, 65535, &hkv))
+    return usage_error("plan: --heads must be HQ,HKV (positive integers), got '" + heads + "'");
+  if (qparams.empty()) return usage_error("plan: --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] is required");
+  bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!identifier) return usage_error("plan: --name must be a C identifier, got '" + name + "'");
+  if (lang != "c" && lang != "cpp") return usage_error("plan: --lang must be c or cpp");
+  QuantSpec qspec;
+  std::string error;
+  if (!parse_qparams(qparams, &qspec, &error)) return usage_error(error);
+  tinyattn::Int8Scheme scheme;
+  scheme.q = qspec.q.params();
+  scheme.k = qspec.k.params();
+  scheme.v = qspec.v.params();
+  scheme.y = qspec.y.params();
+  if (qspec.b.given) scheme.bias = qspec.b.params();
+  if (!scale_arg.empty()) {
+    char* end = nullptr;
+    const float sc = std::strtof(scale_arg.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(sc)) return usage_error("--scale must be a finite number, got '" + scale_arg + "'");
+    scheme.softmax_scale = sc;
+  }
+  tinyattn::Dims d{1, 1, static_cast<size_t>(dk), 1};
+  d.hq = static_cast<size_t>(hq);
+  d.hkv = static_cast<size_t>(hkv);
+  std::vector<tinyattn::Int8HeadPlan> plans(d.hq);
+  const tinyattn::Status st = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
+  if (st != tinyattn::Status::kOk)
+    return fail(std::string("tinyattn::plan_int8 rejected the arguments: ") + tinyattn::to_string(st) +
+                " (scales finite and > 0, zero points in [-128, 127], one entry per tensor or one per head, HQ a "
+                "multiple of HKV: see docs/quant.md)");
+  const bool c = lang == "c";
+  std::string cmdline = "tinyattn plan --dk " + dk_arg + " --heads " + heads + " --qparams " + qparams;
+  if (!scale_arg.empty()) cmdline += " --scale " + scale_arg;
+  for (size_t at; (at = cmdline.find("*/")) != std::string::npos;) cmdline.replace(at, 2, "* /");  // stay a comment
+  std::string text = "/* tinyattn int8 plan: " + cmdline + "\n" +
+                     " * One head plan per query head: {logit, output, bias multipliers {multiplier, shift},\n"
+                     " * zero points of q, k, v, y and the bias}. " +
+                     (c ? "Pass it to tinyattn_forward_i8 with plan_count = HQ. */\n"
+                        : "Pass tinyattn::Int8Plan{plan, HQ} to tinyattn::forward_i8. */\n") +
+                     (c ? "#include \"tinyattn/tinyattn_c.h\"\n\n" : "#include \"tinyattn/quant.h\"\n\n") +
+                     (c ? "static const tinyattn_int8_head_plan " : "static const tinyattn::Int8HeadPlan ") + name +
+                     "[" + std::to_string(hq) + "] = {\n";
+  for (const tinyattn::Int8HeadPlan& p : plans) {
+    char line[256];
+    std::snprintf(line, sizeof line, "    {{%ld, %ld}, {%ld, %ld}, {%ld, %ld}, %ld, %ld, %ld, %ld, %ld},\n",
+                  static_cast<long>(p.logit.multiplier), static_cast<long>(p.logit.shift),
+                  static_cast<long>(p.output.multiplier), static_cast<long>(p.output.shift),
+                  static_cast<long>(p.bias.multiplier), static_cast<long>(p.bias.shift), static_cast<long>(p.q_zero),
+                  static_cast<long>(p.k_zero), static_cast<long>(p.v_zero), static_cast<long>(p.y_zero),
+                  static_cast<long>(p.bias_zero));
+    text += line;
+  }
+  text += "};\n";
+  if (out.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0)
+    return fail(out + ": cannot write the plan");
+  return 0;
+}
+
 // ---------------------------------------------------------------- selftest
 
 int cmd_selftest(int argc, char** argv) {
@@ -575,7 +674,8 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
+  if (cmd == "plan") return cmd_plan(argc - 2, argv + 2);
   if (cmd == "selftest") return cmd_selftest(argc - 2, argv + 2);
   if (cmd == "demo") return cmd_demo(argc - 2, argv + 2);
-  return usage_error("unknown command '" + cmd + "' (run, selftest, demo)");
+  return usage_error("unknown command '" + cmd + "' (run, plan, selftest, demo)");
 }
