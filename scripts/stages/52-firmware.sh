@@ -1,44 +1,104 @@
-# A firmware project outside the tree on a board the tree does not ship:
-# tinyattn configured for a Cortex-M7 with toolchains/cortex-m-generic.cmake
-# (no board folder, so no tests or benches), installed, then tests/firmware
-# (C, its own memory map for QEMU's mps2-an500) built against the install
-# with find_package(tinyattn) and run under QEMU: the self-test's Unity
-# transcript, an fp32 and an int8 forward checked on the board, and the
-# image check (no heap, exception or RTTI symbols).
+# Firmware projects outside the tree, on boards the tree does not ship, from
+# an install of tinyattn built with toolchains/cortex-m-generic.cmake (no
+# board folder, so no tests or benches in those builds):
+#  * Cortex-M7 (QEMU mps2-an500): tests/firmware, in C with its own memory
+#    map, found with find_package: the self-test's Unity transcript, an fp32
+#    and an int8 forward checked on the board, the image check (no heap,
+#    exception or RTTI symbols);
+#  * Cortex-M3 without FPU (QEMU mps2-an385, soft-float ABI):
+#    tests/firmware/int8, int8 only on a plan printed by the host tool
+#    (`tinyattn plan`): its image must hold no floating-point code (no
+#    soft-float helper), and its output bytes must equal the same program's
+#    built for the host.
 . "$TINYATTN_ROOT/scripts/lib.sh"
-dir=$BUILD_ROOT/firmware-m7
+R=$TINYATTN_ROOT
+dir=$BUILD_ROOT/firmware
 rm -rf "$dir"
 mkdir -p "$dir"
-flags="-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard"
-tc=$TINYATTN_ROOT/toolchains/cortex-m-generic.cmake
-t=$(ta_now)
-fail() {
-  ta_append_row "cortex-m7 (mps2-an500), installed" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $1 (log: $dir/$2)"
-  exit 1
+tc=$R/toolchains/cortex-m-generic.cmake
+status=0
+
+# install_for <name> <cpu flags>: configure, build and install tinyattn for a core.
+install_for() {
+  { cmake -S "$R" -B "$dir/$1/lib" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$2" -DCMAKE_BUILD_TYPE=MinSizeRel &&
+    cmake --build "$dir/$1/lib" -j"$JOBS" &&
+    cmake --install "$dir/$1/lib" --prefix "$dir/$1/prefix"; } > "$dir/$1/lib.log" 2>&1
 }
-ta_say "[cortex-m7 firmware] tinyattn: configure, build, install"
-{ cmake -S "$TINYATTN_ROOT" -B "$dir/lib" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
-    -DCMAKE_BUILD_TYPE=MinSizeRel &&
-  cmake --build "$dir/lib" -j"$JOBS" &&
-  cmake --install "$dir/lib" --prefix "$dir/prefix"; } > "$dir/lib.log" 2>&1 || fail "library build or install" lib.log
-ta_say "[cortex-m7 firmware] the outside project, from the install"
-{ cmake -S "$TINYATTN_ROOT/tests/firmware" -B "$dir/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
-    -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/prefix" &&
-  cmake --build "$dir/fw"; } > "$dir/fw.log" 2>&1 || fail "firmware build" fw.log
-elf=$dir/fw/attention_firmware.elf
-cmake -DNM=arm-none-eabi-nm "-DIMAGE=$elf" -DNAME=attention_firmware \
-  -P "$TINYATTN_ROOT/ports/targets/cortex_m/check_image.cmake" > "$dir/image.log" 2>&1 || fail "image check" image.log
-rc=0
-timeout -k 5 120 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial none \
-  -semihosting-config enable=on,target=native -kernel "$elf" > "$dir/run.log" 2>&1 || rc=$?
-summary=$(grep -E '^[0-9]+ Tests [0-9]+ Failures' "$dir/run.log" | tail -n 1)
-passed=$(awk '{ print $1 - $3 }' <<< "${summary:-0 Tests 0 Failures}")
-if [ "$rc" -ne 0 ] || ! grep -q '^attention_firmware: OK$' "$dir/run.log"; then
-  ta_append_row "cortex-m7 (mps2-an500), installed" "default" - "$passed" 1 0 - "$(ta_seconds "$t")" \
-    "FAILED: exit $rc (log: $dir/run.log)"
-  exit 1
+
+# ---- Cortex-M7: the C firmware of docs/firmware.md
+label="cortex-m7 (mps2-an500), installed"
+flags="-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard"
+t=$(ta_now)
+mkdir -p "$dir/m7"
+m7() {
+  ta_say "[$label] tinyattn installed, then tests/firmware from the install"
+  install_for m7 "$flags" || { echo "library build or install (log: $dir/m7/lib.log)"; return 1; }
+  { cmake -S "$R/tests/firmware" -B "$dir/m7/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m7/prefix" &&
+    cmake --build "$dir/m7/fw"; } > "$dir/m7/fw.log" 2>&1 || { echo "firmware build (log: $dir/m7/fw.log)"; return 1; }
+  elf=$dir/m7/fw/attention_firmware.elf
+  cmake -DNM=arm-none-eabi-nm "-DIMAGE=$elf" -DNAME=attention_firmware \
+    -P "$R/ports/targets/cortex_m/check_image.cmake" > "$dir/m7/image.log" 2>&1 ||
+    { echo "image check (log: $dir/m7/image.log)"; return 1; }
+  timeout -k 5 120 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$elf" > "$dir/m7/run.log" 2>&1 ||
+    { echo "exit status $? (log: $dir/m7/run.log)"; return 1; }
+  grep -q '^attention_firmware: OK$' "$dir/m7/run.log" || { echo "no OK line (log: $dir/m7/run.log)"; return 1; }
+}
+if why=$(m7); then
+  summary=$(grep -E '^[0-9]+ Tests [0-9]+ Failures' "$dir/m7/run.log" | tail -n 1)
+  size=$(arm-none-eabi-size "$dir/m7/fw/attention_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+  # The self-test's checks, plus the firmware's own run as one.
+  ta_append_row "$label" "default" - "$(($(awk '{ print $1 - $3 }' <<< "$summary") + 1))" 0 0 "$size" \
+    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, its own memory map"
+else
+  ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
+  status=1
 fi
-size=$(arm-none-eabi-size "$elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
-# The self-test's checks, plus the firmware's own run counted as one.
-ta_append_row "cortex-m7 (mps2-an500), installed" "default" - "$((passed + 1))" 0 0 "$size" "$(ta_seconds "$t")" \
-  "ok: outside C firmware, find_package from the install, its own memory map"
+
+# ---- Cortex-M3 without FPU: int8 only, no floating point in the image
+label="cortex-m3 (mps2-an385), installed, soft float"
+flags="-mcpu=cortex-m3 -mthumb -mfloat-abi=soft"
+t=$(ta_now)
+mkdir -p "$dir/m3"
+m3() {
+  ta_say "[$label] host tool and library (scalar only), the offline plan"
+  { cmake -S "$R" -B "$dir/host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYATTN_BUILD_TESTS=OFF \
+      -DTINYATTN_BUILD_BENCH=OFF -DTINYATTN_WITH_HIGHWAY=OFF -DTINYATTN_WITH_XSIMD=OFF &&
+    cmake --build "$dir/host" -j"$JOBS" --target tinyattn_tool; } > "$dir/host.log" 2>&1 ||
+    { echo "host tool build (log: $dir/host.log)"; return 1; }
+  "$dir/host/tools/tinyattn" plan --dk 16 --heads 2,1 --qparams "q=0.02:1/0.025,k=0.03:-2,v=0.04,y=0.01:3" \
+    --name int8_plan --out "$dir/m3/int8_plan.h" > "$dir/m3/plan.log" 2>&1 ||
+    { echo "tinyattn plan (log: $dir/m3/plan.log)"; return 1; }
+  ta_say "[$label] tinyattn installed, then tests/firmware/int8 from the install"
+  install_for m3 "$flags" || { echo "library build or install (log: $dir/m3/lib.log)"; return 1; }
+  { cmake -S "$R/tests/firmware/int8" -B "$dir/m3/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m3/prefix" "-DINT8_PLAN_HEADER=$dir/m3/int8_plan.h" &&
+    cmake --build "$dir/m3/fw"; } > "$dir/m3/fw.log" 2>&1 || { echo "firmware build (log: $dir/m3/fw.log)"; return 1; }
+  elf=$dir/m3/fw/int8_firmware.elf
+  # Soft-float helpers by their ABI names (__aeabi_fadd, __aeabi_i2d, ...)
+  # and libgcc's (__addsf3, __floatsidf, ...).
+  arm-none-eabi-nm "$elf" | grep -E ' (__aeabi_(f|d)[a-z0-9]*|__aeabi_[a-z]+2[fd]|__[a-z]+[sd]f[0-9]?)$' \
+    > "$dir/m3/float_symbols.txt" && { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$dir/m3/float_symbols.txt")"; return 1; }
+  timeout -k 5 120 qemu-system-arm -M mps2-an385 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$elf" > "$dir/m3/run.log" 2>&1 ||
+    { echo "exit status $? (log: $dir/m3/run.log)"; return 1; }
+  { gcc -std=c99 -pedantic -Wall -Wextra -Werror -DTINYATTN_FIRMWARE_HOSTED -I"$R/lib/include" -I"$dir/m3" \
+      -c "$R/tests/firmware/int8/main.c" -o "$dir/m3/host.o" &&
+    g++ "$dir/m3/host.o" "$dir/host/lib/libtinyattn.a" -o "$dir/m3/int8_host" &&
+    "$dir/m3/int8_host" > "$dir/m3/host_run.log"; } > "$dir/m3/host_build.log" 2>&1 ||
+    { echo "the host build of the same program (log: $dir/m3/host_build.log)"; return 1; }
+  board_line=$(grep '^int8 checksum' "$dir/m3/run.log")
+  host_line=$(cat "$dir/m3/host_run.log")
+  [ -n "$board_line" ] && [ "$board_line" = "$host_line" ] ||
+    { echo "board printed '$board_line', host '$host_line'"; return 1; }
+}
+if why=$(m3); then
+  size=$(arm-none-eabi-size "$dir/m3/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+  ta_append_row "$label" "default" - 2 0 0 "$size" "$(ta_seconds "$t")" \
+    "ok: int8 only, offline plan, no floating-point code, output bytes equal the host's"
+else
+  ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
+  status=1
+fi
+exit "$status"
