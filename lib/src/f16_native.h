@@ -3,6 +3,7 @@
 // (forward_f16.h states exactly what is fp16 and what is fp32).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
 #include "tinyattn/half.h"
@@ -37,6 +38,46 @@ inline float dot_f32(const half* q, const half* k, size_t dk) {
   float sum = 0.0f;
   for (size_t i = 0; i < dk; ++i) sum += to_float(q[i]) * to_float(k[i]);
   return sum;
+}
+
+// The two kernels around a target's own pieces, so each target writes only
+// its vector code: Dot(q, k, dk), the native fp16 dot product, and
+// Columns8(y, pr, n, v, ldv), which adds sum_j pr[j] v[j*ldv + c] to y[c]
+// for 8 columns (skipping pr[j] == 0: never 0 * inf).
+template <float (*Dot)(const half*, const half*, size_t)>
+void native_scores(const half* q, const half* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+  for (size_t j = 0; j < count; ++j) {
+    const half* kj = k + j * ldk;
+    float d = Dot(q, kj, dk);
+    if (!std::isfinite(d)) d = dot_f32(q, kj, dk);  // fp16 overflow (or non-finite input)
+    s[j] = scale * d;
+  }
+}
+
+// Keys per group: their weights are rounded to fp16 once, then each 8-column
+// block of y accumulates the group's keys in registers.
+inline constexpr size_t kF16NativeGroup = 8;
+
+template <void (*Columns8)(float* y, const float* pr, size_t n, const half* v, size_t ldv)>
+void native_weighted_sum(const float* p, const half* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
+  for (size_t c = 0; c < dv; ++c) y[c] = 0.0f;
+  for (size_t j0 = 0; j0 < count; j0 += kF16NativeGroup) {
+    const size_t n = count - j0 < kF16NativeGroup ? count - j0 : kF16NativeGroup;
+    half ph[kF16NativeGroup];
+    float pr[kF16NativeGroup];
+    to_half(p + j0, ph, n);
+    to_float(ph, pr, n);  // the fp16 weights, exactly
+    const half* vg = v + j0 * ldv;
+    size_t c = 0;
+    for (; c + 8 <= dv; c += 8) Columns8(y + c, pr, n, vg + c, ldv);
+    for (; c < dv; ++c) {
+      float acc = y[c];
+      for (size_t j = 0; j < n; ++j)
+        if (pr[j] != 0.0f) acc += pr[j] * to_float(vg[j * ldv + c]);
+      y[c] = acc;
+    }
+  }
+  for (size_t c = 0; c < dv; ++c) y[c] *= a;
 }
 
 }  // namespace detail

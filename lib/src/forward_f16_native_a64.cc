@@ -6,8 +6,6 @@
 #if defined(__aarch64__) && defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
 #include <arm_neon.h>
 
-#include <cmath>
-
 #include "tinyattn/forward_f16.h"
 
 namespace tinyattn {
@@ -35,53 +33,22 @@ float dot(const half* q, const half* k, size_t dk) {
   return sum;
 }
 
-void scores(const half* q, const half* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
-  for (size_t j = 0; j < count; ++j) {
-    const half* kj = k + j * ldk;
-    float d = dot(q, kj, dk);
-    if (!std::isfinite(d)) d = dot_f32(q, kj, dk);  // fp16 overflow (or non-finite input)
-    s[j] = scale * d;
+// y[c..c+8) += sum_j pr[j] v[j*ldv + c..c+8): two fp32 halves in registers.
+void columns8(float* y, const float* pr, size_t n, const half* v, size_t ldv) {
+  float32x4_t lo = vld1q_f32(y), hi = vld1q_f32(y + 4);
+  for (size_t j = 0; j < n; ++j) {
+    if (pr[j] == 0.0f) continue;  // never 0 * inf
+    const float16x8_t x = load8(v + j * ldv);
+    lo = vfmaq_n_f32(lo, vcvt_f32_f16(vget_low_f16(x)), pr[j]);
+    hi = vfmaq_n_f32(hi, vcvt_high_f32_f16(x), pr[j]);
   }
-}
-
-// Keys per group: their weights are rounded to fp16 once, then each 8-column
-// block of y accumulates the group's keys in registers.
-constexpr size_t kGroup = 8;
-
-void weighted_sum(const float* p, const half* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
-  for (size_t c = 0; c < dv; ++c) y[c] = 0.0f;
-  for (size_t j0 = 0; j0 < count; j0 += kGroup) {
-    const size_t n = count - j0 < kGroup ? count - j0 : kGroup;
-    half ph[kGroup];
-    float pr[kGroup];
-    to_half(p + j0, ph, n);
-    to_float(ph, pr, n);  // the fp16 weights, exactly
-    const half* vg = v + j0 * ldv;
-    size_t c = 0;
-    for (; c + 8 <= dv; c += 8) {
-      float32x4_t lo = vld1q_f32(y + c), hi = vld1q_f32(y + c + 4);
-      for (size_t j = 0; j < n; ++j) {
-        if (pr[j] == 0.0f) continue;  // never 0 * inf
-        const float16x8_t x = load8(vg + j * ldv + c);
-        lo = vfmaq_n_f32(lo, vcvt_f32_f16(vget_low_f16(x)), pr[j]);
-        hi = vfmaq_n_f32(hi, vcvt_high_f32_f16(x), pr[j]);
-      }
-      vst1q_f32(y + c, lo);
-      vst1q_f32(y + c + 4, hi);
-    }
-    for (; c < dv; ++c) {
-      float acc = y[c];
-      for (size_t j = 0; j < n; ++j)
-        if (pr[j] != 0.0f) acc += pr[j] * to_float(vg[j * ldv + c]);
-      y[c] = acc;
-    }
-  }
-  for (size_t c = 0; c < dv; ++c) y[c] *= a;
+  vst1q_f32(y, lo);
+  vst1q_f32(y + 4, hi);
 }
 
 }  // namespace
 
-const KernelsF16Native kF16NativeA64{"armv8.2-a-fp16", scores, weighted_sum};
+const KernelsF16Native kF16NativeA64{"armv8.2-a-fp16", native_scores<dot>, native_weighted_sum<columns8>};
 
 }  // namespace detail
 }  // namespace tinyattn

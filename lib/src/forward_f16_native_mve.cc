@@ -5,8 +5,6 @@
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 #include <arm_mve.h>
 
-#include <cmath>
-
 #include "tinyattn/forward_f16.h"
 
 namespace tinyattn {
@@ -51,51 +49,22 @@ float dot(const half* q, const half* k, size_t dk) {
   return sum;
 }
 
-void scores(const half* q, const half* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
-  for (size_t j = 0; j < count; ++j) {
-    const half* kj = k + j * ldk;
-    float d = dot(q, kj, dk);
-    if (!std::isfinite(d)) d = dot_f32(q, kj, dk);  // fp16 overflow (or non-finite input)
-    s[j] = scale * d;
+// y[c..c+8) += sum_j pr[j] v[j*ldv + c..c+8): columns c, c+2, ... (bottom
+// halves) and c+1, c+3, ... (top halves) in two registers.
+void columns8(float* y, const float* pr, size_t n, const half* v, size_t ldv) {
+  float32x4x2_t acc = vld2q_f32(y);
+  for (size_t j = 0; j < n; ++j) {
+    if (pr[j] == 0.0f) continue;  // never 0 * inf
+    const float16x8_t x = load8(v + j * ldv);
+    acc.val[0] = vfmaq_n_f32(acc.val[0], widen_even(x), pr[j]);
+    acc.val[1] = vfmaq_n_f32(acc.val[1], widen_odd(x), pr[j]);
   }
-}
-
-constexpr size_t kGroup = 8;
-
-void weighted_sum(const float* p, const half* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
-  for (size_t c = 0; c < dv; ++c) y[c] = 0.0f;
-  for (size_t j0 = 0; j0 < count; j0 += kGroup) {
-    const size_t n = count - j0 < kGroup ? count - j0 : kGroup;
-    half ph[kGroup];
-    float pr[kGroup];
-    to_half(p + j0, ph, n);
-    to_float(ph, pr, n);  // the fp16 weights, exactly
-    const half* vg = v + j0 * ldv;
-    size_t c = 0;
-    for (; c + 8 <= dv; c += 8) {
-      // Columns c, c+2, ... (bottom halves) and c+1, c+3, ... (top halves).
-      float32x4x2_t acc = vld2q_f32(y + c);
-      for (size_t j = 0; j < n; ++j) {
-        if (pr[j] == 0.0f) continue;  // never 0 * inf
-        const float16x8_t x = load8(vg + j * ldv + c);
-        acc.val[0] = vfmaq_n_f32(acc.val[0], widen_even(x), pr[j]);
-        acc.val[1] = vfmaq_n_f32(acc.val[1], widen_odd(x), pr[j]);
-      }
-      vst2q_f32(y + c, acc);
-    }
-    for (; c < dv; ++c) {
-      float acc = y[c];
-      for (size_t j = 0; j < n; ++j)
-        if (pr[j] != 0.0f) acc += pr[j] * to_float(vg[j * ldv + c]);
-      y[c] = acc;
-    }
-  }
-  for (size_t c = 0; c < dv; ++c) y[c] *= a;
+  vst2q_f32(y, acc);
 }
 
 }  // namespace
 
-const KernelsF16Native kF16NativeMve{"mve-fp16", scores, weighted_sum};
+const KernelsF16Native kF16NativeMve{"mve-fp16", native_scores<dot>, native_weighted_sum<columns8>};
 
 }  // namespace detail
 }  // namespace tinyattn
