@@ -5,11 +5,12 @@
 #    map, found with find_package: the self-test's Unity transcript, an fp32
 #    and an int8 forward checked on the board, the image check (no heap,
 #    exception or RTTI symbols);
-#  * Cortex-M3 without FPU (QEMU mps2-an385, soft-float ABI):
-#    tests/firmware/int8, int8 only on a plan printed by the host tool
-#    (`tinyattn plan`): its image must hold no floating-point code (no
-#    soft-float helper), and its output bytes must equal the same program's
-#    built for the host.
+#  * cores without FPU: Cortex-M3 (QEMU mps2-an385, soft-float ABI), and
+#    Armv6-M code (-mcpu=cortex-m0) on the mps2-an385 and on the micro:bit
+#    (16 KB of RAM): tests/firmware/int8, int8 only on a plan printed by the
+#    host tool (`tinyattn plan`): its image must hold no floating-point code
+#    (no soft-float helper), and its output bytes must equal the same
+#    program's built for the host.
 . "$TINYATTN_ROOT/scripts/lib.sh"
 R=$TINYATTN_ROOT
 dir=$BUILD_ROOT/firmware
@@ -56,49 +57,69 @@ else
   status=1
 fi
 
-# ---- Cortex-M3 without FPU: int8 only, no floating point in the image
-label="cortex-m3 (mps2-an385), installed, soft float"
-flags="-mcpu=cortex-m3 -mthumb -mfloat-abi=soft"
-t=$(ta_now)
-mkdir -p "$dir/m3"
-m3() {
-  ta_say "[$label] host tool and library (scalar only), the offline plan"
+# ---- Cores without FPU: int8 only, no floating point in the image
+host_tool() {
+  ta_say "[firmware] host tool and library (scalar only), the offline plan"
   { cmake -S "$R" -B "$dir/host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYATTN_BUILD_TESTS=OFF \
       -DTINYATTN_BUILD_BENCH=OFF -DTINYATTN_WITH_HIGHWAY=OFF -DTINYATTN_WITH_XSIMD=OFF &&
-    cmake --build "$dir/host" -j"$JOBS" --target tinyattn_tool; } > "$dir/host.log" 2>&1 ||
-    { echo "host tool build (log: $dir/host.log)"; return 1; }
+    cmake --build "$dir/host" -j"$JOBS" --target tinyattn_tool; } > "$dir/host.log" 2>&1 || return 1
   "$dir/host/tools/tinyattn" plan --dk 16 --heads 2,1 --qparams "q=0.02:1/0.025,k=0.03:-2,v=0.04,y=0.01:3" \
-    --name int8_plan --out "$dir/m3/int8_plan.h" > "$dir/m3/plan.log" 2>&1 ||
-    { echo "tinyattn plan (log: $dir/m3/plan.log)"; return 1; }
-  ta_say "[$label] tinyattn installed, then tests/firmware/int8 from the install"
-  install_for m3 "$flags" || { echo "library build or install (log: $dir/m3/lib.log)"; return 1; }
-  { cmake -S "$R/tests/firmware/int8" -B "$dir/m3/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
-      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m3/prefix" "-DINT8_PLAN_HEADER=$dir/m3/int8_plan.h" &&
-    cmake --build "$dir/m3/fw"; } > "$dir/m3/fw.log" 2>&1 || { echo "firmware build (log: $dir/m3/fw.log)"; return 1; }
-  elf=$dir/m3/fw/int8_firmware.elf
+    --name int8_plan --out "$dir/int8_plan.h" >> "$dir/host.log" 2>&1 || return 1
+  # The same program on the host: the line every board must print.
+  { gcc -std=c99 -pedantic -Wall -Wextra -Werror -DTINYATTN_FIRMWARE_HOSTED -I"$R/lib/include" -I"$dir" \
+      -c "$R/tests/firmware/int8/main.c" -o "$dir/int8_host.o" &&
+    g++ "$dir/int8_host.o" "$dir/host/lib/libtinyattn.a" -o "$dir/int8_host" &&
+    "$dir/int8_host" > "$dir/int8_host.txt"; } >> "$dir/host.log" 2>&1
+}
+
+# int8_on <name> <library> <cpu flags> <qemu machine> <memory map>: tinyattn
+# installed for the core (once per <library>), tests/firmware/int8 from the
+# install, its symbols, its run.
+int8_on() {
+  local name=$1 lib=$2 flags=$3 machine=$4 map=$5 d=$dir/$1
+  mkdir -p "$d" "$dir/$lib"
+  if [ ! -d "$dir/$lib/prefix" ]; then
+    install_for "$lib" "$flags" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
+  fi
+  { cmake -S "$R/tests/firmware/int8" -B "$d/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/$lib/prefix" "-DINT8_PLAN_HEADER=$dir/int8_plan.h" \
+      "-DFIRMWARE_MEMORY_MAP=$map" &&
+    cmake --build "$d/fw"; } > "$d/fw.log" 2>&1 || { echo "firmware build (log: $d/fw.log)"; return 1; }
+  local elf=$d/fw/int8_firmware.elf
   # Soft-float helpers by their ABI names (__aeabi_fadd, __aeabi_i2d, ...)
   # and libgcc's (__addsf3, __floatsidf, ...).
   arm-none-eabi-nm "$elf" | grep -E ' (__aeabi_(f|d)[a-z0-9]*|__aeabi_[a-z]+2[fd]|__[a-z]+[sd]f[0-9]?)$' \
-    > "$dir/m3/float_symbols.txt" && { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$dir/m3/float_symbols.txt")"; return 1; }
-  timeout -k 5 120 qemu-system-arm -M mps2-an385 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$elf" > "$dir/m3/run.log" 2>&1 ||
-    { echo "exit status $? (log: $dir/m3/run.log)"; return 1; }
-  { gcc -std=c99 -pedantic -Wall -Wextra -Werror -DTINYATTN_FIRMWARE_HOSTED -I"$R/lib/include" -I"$dir/m3" \
-      -c "$R/tests/firmware/int8/main.c" -o "$dir/m3/host.o" &&
-    g++ "$dir/m3/host.o" "$dir/host/lib/libtinyattn.a" -o "$dir/m3/int8_host" &&
-    "$dir/m3/int8_host" > "$dir/m3/host_run.log"; } > "$dir/m3/host_build.log" 2>&1 ||
-    { echo "the host build of the same program (log: $dir/m3/host_build.log)"; return 1; }
-  board_line=$(grep '^int8 checksum' "$dir/m3/run.log")
-  host_line=$(cat "$dir/m3/host_run.log")
-  [ -n "$board_line" ] && [ "$board_line" = "$host_line" ] ||
-    { echo "board printed '$board_line', host '$host_line'"; return 1; }
+    > "$d/float_symbols.txt" && { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$d/float_symbols.txt")"; return 1; }
+  timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$elf" > "$d/run.log" 2>&1 ||
+    { echo "exit status $? (log: $d/run.log)"; return 1; }
+  local board_line host_line
+  board_line=$(grep '^int8 checksum' "$d/run.log")
+  host_line=$(cat "$dir/int8_host.txt")
+  [ -n "$board_line" ] && [ "$board_line" = "$host_line" ] || { echo "board printed '$board_line', host '$host_line'"; return 1; }
 }
-if why=$(m3); then
-  size=$(arm-none-eabi-size "$dir/m3/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
-  ta_append_row "$label" "default" - 2 0 0 "$size" "$(ta_seconds "$t")" \
-    "ok: int8 only, offline plan, no floating-point code, output bytes equal the host's"
-else
+
+t=$(ta_now)
+host_ok=1
+host_tool || host_ok=0
+# Armv6-M code runs on the mps2-an385's Cortex-M3 with 4 MB of RAM, and on
+# the micro:bit's Cortex-M0 with 16 KB.
+for spec in "m3|lib-m3|cortex-m3 (mps2-an385), installed, soft float|-mcpu=cortex-m3 -mthumb -mfloat-abi=soft|mps2-an385|$R/tests/firmware/mps2_an500.ld" \
+            "m0|lib-m0|cortex-m0 code (mps2-an385), installed, Armv6-M|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|mps2-an385|$R/tests/firmware/mps2_an500.ld" \
+            "m0mb|lib-m0|cortex-m0 (microbit, 16 KB RAM), installed|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|microbit|$R/tests/firmware/microbit.ld"; do
+  IFS='|' read -r name lib label flags machine map <<< "$spec"
+  ta_say "[$label] tinyattn installed, then tests/firmware/int8 from the install"
+  if [ "$host_ok" = 0 ]; then
+    why="the host tool or the host build of the int8 program (log: $dir/host.log)"
+  elif why=$(int8_on "$name" "$lib" "$flags" "$machine" "$map"); then
+    size=$(arm-none-eabi-size "$dir/$name/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+    ta_append_row "$label" "default" - 2 0 0 "$size" "$(ta_seconds "$t")" \
+      "ok: int8 only, offline plan, no floating-point code, output bytes equal the host's"
+    t=$(ta_now)
+    continue
+  fi
   ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
   status=1
-fi
+  t=$(ta_now)
+done
 exit "$status"
