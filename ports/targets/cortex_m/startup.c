@@ -1,7 +1,9 @@
-// Reset and fault handling for the Cortex-M boards (Armv7E-M and Armv8.1-M).
+// Reset and fault handling for the Cortex-M boards (Armv7E-M, Armv8-M
+// mainline and Armv8.1-M).
 //
-// Reset_Handler: enable the FPU (and with it MVE: on Armv8.1-M the same CPACR
-// bits CP10/CP11 gate Helium), name the configurable faults, copy .data from
+// Reset_Handler: enable the FPU when the build uses one (and with it MVE: on
+// Armv8.1-M the same CPACR bits CP10/CP11 gate Helium; a soft-float build,
+// e.g. the Cortex-M33 without FPU, leaves CPACR alone), name the configurable faults, copy .data from
 // flash to RAM, zero .bss, run static constructors, pass the semihosting
 // command line to main() and hand main's return value to the host as the
 // exit status. The vector table sits where VTOR points after reset (each
