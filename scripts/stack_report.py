@@ -50,6 +50,21 @@ def load(folder):
                 m = EDGE.match(line)
                 if m:
                     edges.setdefault(m.group(1), set()).add(m.group(2))
+    # GCC titles a weak or COMDAT definition (a template instance, an inline
+    # function kept out of line) "<file>:<symbol>", while callers in other
+    # files name the bare "<symbol>": such a callee must resolve to that
+    # definition, not count as external.
+    for title in list(nodes):
+        file_part, sep, symbol = title.rpartition(":")
+        if not sep or not file_part or "." in symbol or "_GLOBAL__N" in symbol:
+            continue  # not file-prefixed, or a local clone (.constprop, .isra) or anonymous-namespace symbol
+        info = nodes[title]
+        if info["bytes"] is None:
+            continue
+        bare = nodes.get(symbol)
+        if bare is None or bare["bytes"] is None:
+            nodes[symbol] = info
+            edges.setdefault(symbol, set()).update(edges.get(title, ()))
     return nodes, edges
 
 

@@ -1,5 +1,5 @@
-# Worst-case stack of each public entry point on the boards (Cortex-M4F and
-# Cortex-M55), from -fstack-usage and -fcallgraph-info=su (GCC), against the
+# Worst-case stack of each public entry point on the boards (Cortex-M4F,
+# Cortex-M55 and Cortex-M33 with soft float), from -fstack-usage and -fcallgraph-info=su (GCC), against the
 # bound stated in docs/hardening.md (STACK_BOUND bytes). The library sources
 # (lib/src, ports/registry.cc and the ports a board build compiles) are
 # compiled directly with each board's CPU flags at -O3 (the Release build);
@@ -26,11 +26,12 @@ fi
 mkdir -p "$dir/include"
 [ -e /usr/include/hwy ] && ln -sfn /usr/include/hwy "$dir/include/hwy"
 
-for board in cortex-m4 cortex-m55; do
+for board in cortex-m4 cortex-m55 cortex-m33; do
   t=$(ta_now)
   case $board in
     cortex-m4) cpu="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard" ;;
     cortex-m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" ;;
+    cortex-m33) cpu="-mcpu=cortex-m33+nofp -mthumb -mfloat-abi=soft" ;;  # soft float: the deepest frames
   esac
   out=$dir/$board
   rm -rf "$out"
@@ -51,6 +52,12 @@ for board in cortex-m4 cortex-m55; do
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
     sources+=("$R/ports/backends/mve/mve.cc" "$R/ports/backends/mve/mve_i8.cc")
     built=$built,kMve
+  fi
+  # The DSP port: every one of these cores has the DSP extension (the M4's
+  # and the M33's default port).
+  if [ -f "$R/ports/backends/dsp/dsp.cc" ]; then
+    sources+=("$R/ports/backends/dsp/dsp.cc" "$R/ports/backends/dsp/dsp_i8.cc")
+    built=$built,kDsp
   fi
   defs+=(-DTINYATTN_PORTS_BUILT=$built)
   rc=0
