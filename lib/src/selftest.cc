@@ -158,11 +158,7 @@ void check_integrity(const Context& cx) {
 
   const SelftestVectors& v = cx.vec;
   Crc32 crc;
-  crc.bytes(v.q, kDims.q_elems());
-  crc.bytes(v.k, kDims.k_elems());
-  crc.bytes(v.v, kDims.v_elems());
-  crc.bytes(v.keep_bits, sd::kN * kRowBytes);
-  crc.bytes(v.bias, sd::kN * sd::kM);
+  detail::crc_inputs(crc, v, kDims, sd::kN * kRowBytes, sd::kN * sd::kM);
   crc.f32s(v.expected_y, v.expected_y_count);
   crc.f32s(v.expected_lse, v.expected_lse_count);
   crc.f32s(v.exp_x, v.exp_count);
@@ -545,18 +541,9 @@ void decode_inputs(const SelftestVectors& v) {
 constexpr size_t kColTheory = 49, kColMin = 74, kColMax = 90, kColStatus = 106;
 
 void print_table(WriteFn write, const SelftestReport& r) {
-  Line h(g.line, sizeof g.line);
-  h.str("| property").pad(kColTheory - 1).str("| theoretical").pad(kColMin - 1).str("| empirical min");
-  h.pad(kColMax - 1).str("| empirical max").pad(kColStatus - 1).str("| status |\n");
-  write(g.line);
-  Line s(g.line, sizeof g.line);
-  s.str("|");
-  for (size_t c = 1; c < kColStatus + 8; ++c) {
-    const bool bar = c == kColTheory - 1 || c == kColMin - 1 || c == kColMax - 1 || c == kColStatus - 1;
-    s.str(bar ? "|" : "-");
-  }
-  s.str("|\n");
-  write(g.line);
+  static constexpr const char* kTitles[] = {"property", "theoretical", "empirical min", "empirical max", "status"};
+  static constexpr size_t kStarts[] = {1, kColTheory, kColMin, kColMax, kColStatus};
+  detail::print_table_head(write, g.line, sizeof g.line, kTitles, kStarts);
   for (uint32_t i = 0; i < r.count; ++i) {
     const SelftestCheck& c = r.checks[i];
     Line l(g.line, sizeof g.line);
@@ -576,15 +563,7 @@ Status run(const Context& cx, SelftestReport* report, WriteFn write, SelftestFor
   check_masked_rows(cx, props);
   check_properties(cx, props);
 
-  if (write && format != SelftestFormat::kNone) {
-    Line l(g.line, sizeof g.line);
-    l.str("tinyattn selftest: port ").str(cx.kern.port ? cx.kern.port : "?").str(", simd target ");
-    l.str(cx.kern.simd_target ? cx.kern.simd_target() : "?").str("\n");
-    write(g.line);
-    if (format == SelftestFormat::kUnity || format == SelftestFormat::kBoth) detail::print_unity(write, *report, g.line, sizeof g.line);
-    if (format == SelftestFormat::kBoth) write("\n");
-    if (format == SelftestFormat::kTable || format == SelftestFormat::kBoth) print_table(write, *report);
-  }
+  detail::print_report(write, format, "selftest", cx.kern, *report, g.line, sizeof g.line, print_table);
   return Status::kOk;
 }
 
@@ -593,12 +572,6 @@ bool table_complete(const KernelsF32& k) {
 }
 
 }  // namespace
-
-const SelftestCheck* SelftestReport::find(const char* name) const {
-  for (uint32_t i = 0; i < count && i < kSelftestMaxChecks; ++i)
-    if (std::strcmp(checks[i].name, name) == 0) return &checks[i];
-  return nullptr;
-}
 
 const SelftestVectors& selftest_vectors() {
   static constexpr SelftestVectors kVectors{

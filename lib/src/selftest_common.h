@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "tinyattn/selftest.h"
+#include "tinyattn/shape.h"
 
 namespace tinyattn {
 namespace detail {
@@ -138,6 +139,17 @@ class Crc32 {
   uint32_t crc_ = 0xFFFFFFFFu;
 };
 
+// The stored int8 inputs both self-tests share the layout of: Q, K, V, the
+// keep bits and the int8 bias.
+template <class Vectors>
+void crc_inputs(Crc32& crc, const Vectors& v, const Dims& d, size_t keep_bytes, size_t bias_bytes) {
+  crc.bytes(v.q, d.q_elems());
+  crc.bytes(v.k, d.k_elems());
+  crc.bytes(v.v, d.v_elems());
+  crc.bytes(v.keep_bits, keep_bytes);
+  crc.bytes(v.bias, bias_bytes);
+}
+
 inline Line& figure(Line& l, float x) { return l.num(x); }
 inline Line& figure(Line& l, uint32_t x) { return l.uint(x); }
 
@@ -158,6 +170,42 @@ void print_unity(WriteFn write, const Report& r, char* line, size_t cap) {
   l.uint(r.count).str(" Tests ").uint(r.failures).str(" Failures 0 Ignored\n");
   write(line);
   write(r.failures ? "FAIL\n" : "OK\n");
+}
+
+// A table's header row and its separator: titles[i] starts at column
+// starts[i] (starts[0] is ignored: the first column starts the line).
+template <size_t kCols>
+void print_table_head(WriteFn write, char* line, size_t cap, const char* const (&titles)[kCols],
+                      const size_t (&starts)[kCols]) {
+  Line h(line, cap);
+  for (size_t i = 0; i < kCols; ++i) h.pad(i ? starts[i] - 1 : 0).str("| ").str(titles[i]);
+  h.str(" |\n");
+  write(line);
+  Line s(line, cap);
+  s.str("|");
+  for (size_t c = 1; c < starts[kCols - 1] + 8; ++c) {
+    bool bar = false;
+    for (size_t i = 1; i < kCols; ++i) bar = bar || c == starts[i] - 1;
+    s.str(bar ? "|" : "-");
+  }
+  s.str("|\n");
+  write(line);
+}
+
+// The whole transcript in `format`: a header line naming the self-test, the
+// port and its SIMD target, then the Unity lines and/or the table
+// (print_table(write, report)).
+template <class Report, class Kernels, class PrintTable>
+void print_report(WriteFn write, SelftestFormat format, const char* title, const Kernels& kern, const Report& r,
+                  char* line, size_t cap, PrintTable print_table) {
+  if (!write || format == SelftestFormat::kNone) return;
+  Line l(line, cap);
+  l.str("tinyattn ").str(title).str(": port ").str(kern.port ? kern.port : "?").str(", simd target ");
+  l.str(kern.simd_target ? kern.simd_target() : "?").str("\n");
+  write(line);
+  if (format == SelftestFormat::kUnity || format == SelftestFormat::kBoth) print_unity(write, r, line, cap);
+  if (format == SelftestFormat::kBoth) write("\n");
+  if (format == SelftestFormat::kTable || format == SelftestFormat::kBoth) print_table(write, r);
 }
 
 }  // namespace detail

@@ -45,10 +45,7 @@ inline constexpr int8_t kV[54] = {
     -40, 107, -45, -10, -35, 76,
 };
 inline constexpr uint8_t kKeepMaskBits[8] = {
-    220, 1,
-    141, 1,
-    0, 0,
-    254, 1,
+    220, 1, 141, 1, 0, 0, 254, 1,
 };
 inline constexpr int8_t kBiasValues[36] = {
     -117, 15, 117, -84, 81, -83, 60, -84, 74,
@@ -67,12 +64,9 @@ inline constexpr int32_t kPlan[22] = {
 enum class CaseKind : uint8_t { kPlain, kCausalBottomRight, kKeepBits, kBias };
 
 struct Case {
-  const char* name;
-  const char* title;  // the table's property column
+  const char *name, *title;  // id, and the table's property column
   CaseKind kind;
-  size_t hq;          // query heads (1, or kHq for grouped-query)
-  size_t y_offset;    // into kExpectedY
-  size_t w_offset;    // into kExpectedWeights
+  size_t hq, y_offset, w_offset;  // query heads (1 or kHq); offsets into kExpectedY, kExpectedWeights
 };
 
 inline constexpr Case kCases[5] = {

@@ -73,11 +73,7 @@ struct Context {
 void check_integrity(const Context& cx) {
   const SelftestI8Vectors& v = cx.vec;
   Crc32 crc;
-  crc.bytes(v.q, kDims.q_elems());
-  crc.bytes(v.k, kDims.k_elems());
-  crc.bytes(v.v, kDims.v_elems());
-  crc.bytes(v.keep_bits, sd::kN * kRowBytes);
-  crc.bytes(v.bias, sd::kN * sd::kM);
+  detail::crc_inputs(crc, v, kDims, sd::kN * kRowBytes, sd::kN * sd::kM);
   for (size_t i = 0; i < sd::kHq * kPlanFields; ++i) crc.u32(static_cast<uint32_t>(v.plan[i]));
   crc.bytes(v.expected_y, v.expected_y_count);
   for (size_t i = 0; i < v.expected_weights_count; ++i) {
@@ -367,16 +363,9 @@ void check_properties(const Context& cx, Properties& pr) {
 constexpr size_t kColMeasured = 49, kColBound = 62, kColStatus = 75;
 
 void print_table(WriteFn write, const SelftestI8Report& r) {
-  Line h(g.line, sizeof g.line);
-  h.str("| property").pad(kColMeasured - 1).str("| measured").pad(kColBound - 1).str("| bound");
-  h.pad(kColStatus - 1).str("| status |\n");
-  write(g.line);
-  Line s(g.line, sizeof g.line);
-  s.str("|");
-  for (size_t c = 1; c < kColStatus + 8; ++c)
-    s.str(c == kColMeasured - 1 || c == kColBound - 1 || c == kColStatus - 1 ? "|" : "-");
-  s.str("|\n");
-  write(g.line);
+  static constexpr const char* kTitles[] = {"property", "measured", "bound", "status"};
+  static constexpr size_t kStarts[] = {1, kColMeasured, kColBound, kColStatus};
+  detail::print_table_head(write, g.line, sizeof g.line, kTitles, kStarts);
   for (uint32_t i = 0; i < r.count; ++i) {
     const SelftestI8Check& c = r.checks[i];
     Line l(g.line, sizeof g.line);
@@ -398,16 +387,7 @@ Status run(const Context& cx, SelftestI8Report* report, WriteFn write, SelftestF
   check_known_answers(cx, pr);
   check_properties(cx, pr);
 
-  if (write && format != SelftestFormat::kNone) {
-    Line l(g.line, sizeof g.line);
-    l.str("tinyattn selftest_int8: port ").str(cx.kern.port ? cx.kern.port : "?").str(", simd target ");
-    l.str(cx.kern.simd_target ? cx.kern.simd_target() : "?").str("\n");
-    write(g.line);
-    if (format == SelftestFormat::kUnity || format == SelftestFormat::kBoth)
-      detail::print_unity(write, *report, g.line, sizeof g.line);
-    if (format == SelftestFormat::kBoth) write("\n");
-    if (format == SelftestFormat::kTable || format == SelftestFormat::kBoth) print_table(write, *report);
-  }
+  detail::print_report(write, format, "selftest_int8", cx.kern, *report, g.line, sizeof g.line, print_table);
   return Status::kOk;
 }
 
@@ -415,13 +395,16 @@ bool table_complete(const KernelsI8& k) {
   return k.simd_target && k.scores && k.exp_row && k.probabilities && k.weighted_sum && k.requantize;
 }
 
-}  // namespace
-
-const SelftestI8Check* SelftestI8Report::find(const char* name) const {
-  for (uint32_t i = 0; i < count && i < kSelftestI8MaxChecks; ++i)
-    if (std::strcmp(checks[i].name, name) == 0) return &checks[i];
-  return nullptr;
+// port: null for an explicit table (the known answers then run forward_i8's driver on it).
+Status run_checked(const KernelsI8& kernels, const SelftestI8Vectors& vectors, const Port* port,
+                   SelftestI8Report* report, WriteFn write, SelftestFormat format) {
+  if (!table_complete(kernels)) return Status::kNullPointer;
+  Recorder rec(report);
+  const Context cx{kernels, vectors, port, rec};
+  return run(cx, report, write, format);
 }
+
+}  // namespace
 
 const SelftestI8Vectors& selftest_i8_vectors() {
   static constexpr SelftestI8Vectors kVectors{
@@ -435,20 +418,13 @@ const SelftestI8Vectors& selftest_i8_vectors() {
 
 Status selftest_i8_with(const KernelsI8& kernels, const SelftestI8Vectors& vectors, SelftestI8Report* report,
                         WriteFn write, SelftestFormat format) {
-  if (!report || !table_complete(kernels)) return Status::kNullPointer;
-  Recorder rec(report);
-  const Context cx{kernels, vectors, nullptr, rec};
-  return run(cx, report, write, format);
+  return report ? run_checked(kernels, vectors, nullptr, report, write, format) : Status::kNullPointer;
 }
 
 Status selftest_int8(SelftestI8Report* report, Port port, WriteFn write, SelftestFormat format) {
   if (!report) return Status::kNullPointer;
   const KernelsI8* k = kernels_i8(port);
-  if (!k) return Status::kPortUnavailable;
-  if (!table_complete(*k)) return Status::kNullPointer;
-  Recorder rec(report);
-  const Context cx{*k, selftest_i8_vectors(), &port, rec};
-  return run(cx, report, write, format);
+  return k ? run_checked(*k, selftest_i8_vectors(), &port, report, write, format) : Status::kPortUnavailable;
 }
 
 }  // namespace tinyattn

@@ -6,6 +6,7 @@
 
 #include "support.h"
 #include "tatest.h"
+#include "selftest_capture.h"
 #include "tinyattn/selftest_kernels.h"
 
 using tinyattn::KernelsI8;
@@ -16,33 +17,11 @@ using tinyattn::Status;
 
 namespace {
 
-char g_out[4096];
-size_t g_out_len = 0;
-void capture(const char* text) {
-  while (*text && g_out_len + 1 < sizeof g_out) g_out[g_out_len++] = *text++;
-  g_out[g_out_len] = '\0';
-}
-void reset_capture() {
-  g_out_len = 0;
-  g_out[0] = '\0';
-}
+using namespace selftest_capture;  // NOLINT(google-build-using-namespace): the suite's helpers
 
 SelftestI8Report g_report;  // keep it off the (board) stack
 
 const KernelsI8& scalar() { return *tinyattn::kernels_i8(Port::kScalar); }
-
-tatest::Text<256> failing(const SelftestI8Report& r) {
-  tatest::Text<256> t;
-  size_t n = 0;
-  for (uint32_t i = 0; i < r.count; ++i)
-    if (!r.checks[i].passed) n += tatest::format(t.s + n, sizeof t.s - n, "%s ", r.checks[i].name);
-  return t;
-}
-
-bool check_failed(const SelftestI8Report& r, const char* name) {
-  const tinyattn::SelftestI8Check* c = r.find(name);
-  return c != nullptr && !c->passed;
-}
 
 // Number of failing known-answer checks.
 uint32_t kat_failures(const SelftestI8Report& r) {
@@ -83,15 +62,29 @@ void weighted_sum_skips_tail(const int32_t* p, const int8_t* v, size_t ldv, size
   if (dv > 4) acc[dv - 1] = 0;
 }
 
+// One KernelsI8 entry replaced by a broken one, and the check that must name it.
 struct Corruption {
   const char* what;
   const char* expect_failing;
-  KernelsI8 table;
+  void (*apply)(KernelsI8& table);
+};
+
+const Corruption kCorruptions[] = {
+    {"requantize off by one on one value", "i8_kernel_requantize",
+     [](KernelsI8& t) { t.requantize = requantize_off_by_one; }},
+    {"scores ignore the query zero point", "i8_kernel_scores", [](KernelsI8& t) { t.scores = scores_without_q_zero; }},
+    {"exp_row drops the last key", "i8_kernel_exp_row", [](KernelsI8& t) { t.exp_row = exp_row_drops_last; }},
+    {"probabilities: first weight + 1", "i8_kernel_probabilities",
+     [](KernelsI8& t) { t.probabilities = probabilities_first_plus_one; }},
+    {"weighted_sum drops the last column", "i8_kernel_weighted_sum",
+     [](KernelsI8& t) { t.weighted_sum = weighted_sum_skips_tail; }},
 };
 
 void expect_fail(const Corruption& c) {
+  KernelsI8 table = scalar();
+  c.apply(table);
   reset_capture();
-  const Status s = tinyattn::selftest_i8_with(c.table, tinyattn::selftest_i8_vectors(), &g_report, capture);
+  const Status s = tinyattn::selftest_i8_with(table, tinyattn::selftest_i8_vectors(), &g_report, capture);
   TA_CHECK_MSG(s == Status::kOk, "%s: status %s", c.what, tinyattn::to_string(s));
   TA_CHECK_MSG(!g_report.passed(), "%s: the int8 self-test passed a corrupted kernel", c.what);
   TA_CHECK_MSG(check_failed(g_report, c.expect_failing), "%s: expected %s to fail; failing: %s", c.what,
@@ -113,36 +106,34 @@ int64_t g_table_copy[32];
 }  // namespace
 
 TA_CASE("selftest_int8: passes on every compiled port") {
-  Port ports[tatest::kMaxPorts];
-  const size_t n = tatest::ports_under_test(ports);
-  TA_CHECK(n >= 1);
-  for (size_t i = 0; i < n; ++i) {
-    const char* name = tinyattn::port_name(ports[i]);
-    reset_capture();
-    Status s = tinyattn::selftest_int8(&g_report, ports[i], capture, SelftestFormat::kBoth);
-    TA_CHECK_MSG(s == Status::kOk, "%s: status %s", name, tinyattn::to_string(s));
-    TA_CHECK_MSG(g_report.passed(), "%s: failing checks: %s", name, failing(g_report).c_str());
-    TA_CHECK_MSG(g_report.count >= 16, "%s: only %u checks ran", name, static_cast<unsigned>(g_report.count));
-    TA_CHECK_MSG(std::strstr(g_out, " Tests 0 Failures 0 Ignored\nOK\n") != nullptr, "%s: no OK summary", name);
-    TA_CHECK_MSG(std::strstr(g_out, "tinyattn selftest_int8: port ") == g_out, "%s: no header line", name);
-    TA_CHECK_MSG(std::strstr(g_out, "| weights sum to 2^15") != nullptr, "%s: no table", name);
-    // The same checks through the port's table directly.
-    s = tinyattn::selftest_i8_with(*tinyattn::kernels_i8(ports[i]), tinyattn::selftest_i8_vectors(), &g_report);
-    TA_CHECK_MSG(s == Status::kOk && g_report.passed(), "%s (table): failing checks: %s", name,
-                 failing(g_report).c_str());
-  }
+  expect_pass_on_every_port(
+      g_report, [](Port p) { return tinyattn::selftest_int8(&g_report, p, capture, SelftestFormat::kBoth); },
+      [](Port p) {
+        return tinyattn::selftest_i8_with(*tinyattn::kernels_i8(p), tinyattn::selftest_i8_vectors(), &g_report);
+      },
+      16, "| weights sum to 2^15");
+  // The transcript starts with the header line naming the int8 self-test.
+  reset_capture();
+  TA_CHECK(tinyattn::selftest_int8(&g_report, Port::kDefault, capture) == Status::kOk);
+  TA_CHECK(std::strstr(g_out, "tinyattn selftest_int8: port ") == g_out);
 }
 
 TA_CASE("selftest_int8: reports every check with integer figures") {
   TA_CHECK(tinyattn::selftest_int8(&g_report) == Status::kOk);
-  const char* names[] = {"i8_vectors_crc",      "i8_exp2_table",         "i8_exp2_q30",
-                         "i8_kernel_scores",    "i8_kernel_exp_row",     "i8_kernel_probabilities",
-                         "i8_kernel_weighted_sum", "i8_kernel_requantize", "i8_kat_plain",
-                         "i8_kat_causal",       "i8_kat_keep_bits",      "i8_kat_bias",
-                         "i8_kat_gqa",          "i8_masked_row",         "i8_masked_keys",
-                         "i8_row_sum"};
-  for (const char* n : names) TA_CHECK_MSG(g_report.find(n) != nullptr, "missing check %s", n);
-  TA_CHECK(g_report.count == sizeof names / sizeof names[0]);
+  // Every check, in this order.
+  const char* expected =
+      "i8_vectors_crc i8_exp2_table i8_exp2_q30 i8_kernel_scores i8_kernel_exp_row i8_kernel_probabilities "
+      "i8_kernel_weighted_sum i8_kernel_requantize i8_kat_plain i8_kat_causal i8_kat_keep_bits i8_kat_bias "
+      "i8_kat_gqa i8_masked_row i8_masked_keys i8_row_sum";
+  uint32_t i = 0;
+  for (; *expected; ++i) {
+    const char* end = std::strchr(expected, ' ');
+    const size_t len = end ? static_cast<size_t>(end - expected) : std::strlen(expected);
+    const char* got = i < g_report.count ? g_report.checks[i].name : "";
+    TA_CHECK_MSG(std::strlen(got) == len && std::strncmp(got, expected, len) == 0, "check %u is %s", i, got);
+    expected += end ? len + 1 : len;
+  }
+  TA_CHECK(g_report.count == i);
   const tinyattn::SelftestI8Check* rs = g_report.find("i8_row_sum");
   TA_CHECK_MSG(rs && rs->passed && rs->measured <= rs->bound && rs->bound == 5, "row_sum figures");
   const tinyattn::SelftestI8Check* k = g_report.find("i8_kat_gqa");
@@ -150,21 +141,7 @@ TA_CASE("selftest_int8: reports every check with integer figures") {
 }
 
 TA_CASE("selftest_int8: a corrupted kernel fails its check and the known answers") {
-  Corruption c{"requantize off by one on one value", "i8_kernel_requantize", scalar()};
-  c.table.requantize = requantize_off_by_one;
-  expect_fail(c);
-  Corruption s{"scores ignore the query zero point", "i8_kernel_scores", scalar()};
-  s.table.scores = scores_without_q_zero;
-  expect_fail(s);
-  Corruption e{"exp_row drops the last key", "i8_kernel_exp_row", scalar()};
-  e.table.exp_row = exp_row_drops_last;
-  expect_fail(e);
-  Corruption p{"probabilities: first weight + 1", "i8_kernel_probabilities", scalar()};
-  p.table.probabilities = probabilities_first_plus_one;
-  expect_fail(p);
-  Corruption w{"weighted_sum drops the last column", "i8_kernel_weighted_sum", scalar()};
-  w.table.weighted_sum = weighted_sum_skips_tail;
-  expect_fail(w);
+  for (const Corruption& c : kCorruptions) expect_fail(c);
 }
 
 TA_CASE("selftest_int8: fails on a bit flip in the stored vectors") {
@@ -209,13 +186,24 @@ TA_CASE("selftest_int8: argument errors and formats") {
            Status::kNullPointer);
   for (Port p : tinyattn::kAllPorts)
     if (!tinyattn::kernels_i8(p)) TA_CHECK(tinyattn::selftest_int8(&g_report, p) == Status::kPortUnavailable);
-  reset_capture();
-  TA_CHECK(tinyattn::selftest_int8(&g_report, Port::kDefault, capture, SelftestFormat::kNone) == Status::kOk);
-  TA_CHECK(g_out_len == 0);
-  TA_CHECK(tinyattn::selftest_int8(&g_report, Port::kDefault, nullptr, SelftestFormat::kBoth) == Status::kOk);
-  reset_capture();
-  TA_CHECK(tinyattn::selftest_int8(&g_report, Port::kDefault, capture, SelftestFormat::kTable) == Status::kOk);
-  TA_CHECK(std::strstr(g_out, "| property") != nullptr);
-  TA_CHECK(std::strstr(g_out, "| PASS   |") != nullptr);
-  TA_CHECK(std::strstr(g_out, "Tests") == nullptr);
+  // What each format prints (nothing without a sink).
+  struct Format {
+    SelftestFormat format;
+    bool sink;
+    const char* present;  // nullptr: nothing printed
+    const char* absent;
+  };
+  const Format formats[] = {{SelftestFormat::kNone, true, nullptr, nullptr},
+                            {SelftestFormat::kBoth, false, nullptr, nullptr},
+                            {SelftestFormat::kUnity, true, ":i8_row_sum:PASS\n", "| property"},
+                            {SelftestFormat::kTable, true, "| PASS   |", "Tests"}};
+  for (const Format& f : formats) {
+    reset_capture();
+    TA_CHECK(tinyattn::selftest_int8(&g_report, Port::kDefault, f.sink ? capture : nullptr, f.format) == Status::kOk);
+    TA_CHECK(g_report.passed());
+    const bool printed = f.present ? std::strstr(g_out, f.present) != nullptr : g_out_len == 0;
+    const bool left_out = !f.absent || std::strstr(g_out, f.absent) == nullptr;
+    TA_CHECK(printed);
+    TA_CHECK(left_out);
+  }
 }

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "tinyattn/port.h"
 #include "tinyattn/status.h"
@@ -43,14 +44,22 @@ struct SelftestCheck {
   bool passed;
 };
 
-struct SelftestReport {
+// What a self-test reports: its checks in order, and how many failed.
+template <class Check, size_t kMaxChecks>
+struct SelftestChecks {
   uint32_t count = 0;
   uint32_t failures = 0;
-  SelftestCheck checks[kSelftestMaxChecks] = {};
+  Check checks[kMaxChecks] = {};
   bool passed() const { return count > 0 && failures == 0; }
   // The check with this name, or nullptr.
-  const SelftestCheck* find(const char* name) const;
+  const Check* find(const char* name) const {
+    for (uint32_t i = 0; i < count && i < kMaxChecks; ++i)
+      if (std::strcmp(checks[i].name, name) == 0) return &checks[i];
+    return nullptr;
+  }
 };
+
+struct SelftestReport : SelftestChecks<SelftestCheck, kSelftestMaxChecks> {};
 
 // Text sink for the report, e.g. a UART or semihosting write; may be null.
 using WriteFn = void (*)(const char* text);
@@ -80,14 +89,7 @@ struct SelftestI8Check {
   bool passed;
 };
 
-struct SelftestI8Report {
-  uint32_t count = 0;
-  uint32_t failures = 0;
-  SelftestI8Check checks[kSelftestI8MaxChecks] = {};
-  bool passed() const { return count > 0 && failures == 0; }
-  // The check with this name, or nullptr.
-  const SelftestI8Check* find(const char* name) const;
-};
+struct SelftestI8Report : SelftestChecks<SelftestI8Check, kSelftestI8MaxChecks> {};
 
 // Integer-only self-test of the int8 path of one port (kDefault: the build's
 // default): CRC-32 of its vectors and of exp2_q30's table, exp2_q30 known
