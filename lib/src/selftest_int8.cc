@@ -100,7 +100,7 @@ void check_integrity(const Context& cx) {
 
   uint32_t wrong = 0;
   for (size_t i = 0; i < v.exp2_count; ++i) wrong += exp2_q30(v.exp2_u[i]) == v.exp2_expected[i] ? 0 : 1;
-  cx.rec.add("i8_exp2_q30", "exp2_q30 known answers (every table index)", wrong, 0);
+  cx.rec.add("i8_exp2_q30", "exp2_q30 known answers (21 points)", wrong, 0);
 }
 
 // ---------------------------------------------------------------- kernels
@@ -354,7 +354,7 @@ void check_properties(const Context& cx, Properties& pr) {
   cx.rec.add("i8_masked_keys", "masked keys: weight exactly 0", pr.masked_keys_wrong, 0);
   // Each p_j is within 1/2 of e_j 2^15 / S (rounded half up), so a row of k
   // visible keys sums to 2^15 within ceil(k / 2); the figure is the worst row.
-  cx.rec.add_result("i8_row_sum", "weights sum to 2^15 (|dev| <= ceil(keys/2))", pr.row_sum_worst,
+  cx.rec.add_result("i8_row_sum", "weights sum to 2^15 within ceil(keys / 2)", pr.row_sum_worst,
                     (sd::kM + 1) / 2, pr.row_sum_over == 0);
 }
 

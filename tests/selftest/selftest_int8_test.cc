@@ -130,7 +130,7 @@ TA_CASE("selftest_int8: reports every check with integer figures") {
     const char* end = std::strchr(expected, ' ');
     const size_t len = end ? static_cast<size_t>(end - expected) : std::strlen(expected);
     const char* got = i < g_report.count ? g_report.checks[i].name : "";
-    TA_CHECK_MSG(std::strlen(got) == len && std::strncmp(got, expected, len) == 0, "check %u is %s", i, got);
+    TA_CHECK_MSG(std::strlen(got) == len && std::strncmp(got, expected, len) == 0, "check %u is %s", static_cast<unsigned>(i), got);
     expected += end ? len + 1 : len;
   }
   TA_CHECK(g_report.count == i);
