@@ -36,11 +36,14 @@ struct Scratch {
   int8_t y8[kPrimLen];
   int8_t y[kDims.y_elems()];
   uint16_t weights[kDims.weight_elems()];
-  Int8HeadPlan plans[sd::kHq];
   char line[112];
   alignas(kWorkspaceAlign) unsigned char workspace[forward_i8_workspace_bytes(kDims)];
 };
+// Plain arrays only, so no constructor runs at startup: an image that links
+// this file without calling it (through the C API's object) drops all of it.
 Scratch g;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): static scratch, not re-entrant
+// The decoded plan (constant-initialized: Int8HeadPlan's members all have initializers).
+Int8HeadPlan g_plans[sd::kHq];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 class Recorder {
  public:
@@ -120,7 +123,7 @@ Int8HeadPlan decode_plan(const int32_t* f) {
 
 // scores: every key count, Dk = 17 and 16 (a tail and none), zero points of head 0.
 void check_scores(const Context& cx) {
-  const Int8HeadPlan& p = g.plans[0];
+  const Int8HeadPlan& p = g_plans[0];
   uint32_t wrong = 0;
   const size_t widths[] = {sd::kDk, sd::kDk - 1};
   for (size_t dk : widths) {
@@ -211,7 +214,7 @@ void check_probabilities(const Context& cx) {
 // weighted_sum: the Q0.15 weights of a 9-key exp row, every key count, Dv = 6,
 // 5, 1 on a strided V, V's zero point.
 void check_weighted_sum(const Context& cx) {
-  const int32_t vz = g.plans[0].v_zero;
+  const int32_t vz = g_plans[0].v_zero;
   const int64_t sum = exp_row_reference(sd::kM, g.c);
   const uint64_t s = static_cast<uint64_t>(sum);
   for (size_t j = 0; j < sd::kM; ++j)
@@ -245,7 +248,7 @@ void check_requantize(const Context& cx) {
   g.a[3] = -1;
   uint32_t wrong = 0;
   for (size_t h = 0; h < sd::kHq; ++h) {
-    const Int8HeadPlan& p = g.plans[h];
+    const Int8HeadPlan& p = g_plans[h];
     for (size_t n = 1; n <= kPrimLen; n += 3) {
       cx.kern.requantize(g.a, n, p.output, p.y_zero, g.y8);
       for (size_t c = 0; c < n; ++c) {
@@ -261,7 +264,7 @@ void check_requantize(const Context& cx) {
 // ---------------------------------------------------------------- forward_i8
 
 bool run_forward(const Context& cx, const Dims& d, const ForwardIoI8& io, const Mask& mask) {
-  const Int8Plan plan{g.plans, d.hq};
+  const Int8Plan plan{g_plans, d.hq};
   const Workspace ws{g.workspace, sizeof g.workspace};
   std::memset(g.y, 0x55, sizeof g.y);  // stale bytes must not pass
   std::memset(g.weights, 0xAA, sizeof g.weights);
@@ -307,7 +310,7 @@ void gather_properties(const Context& cx, const Dims& d, sd::CaseKind kind, Prop
       }
       if (keys == 0) {
         const int8_t* y = g.y + (h * d.n + i) * d.dv;
-        for (size_t c = 0; c < d.dv; ++c) pr.masked_rows_wrong += y[c] == g.plans[h].y_zero ? 0 : 1;
+        for (size_t c = 0; c < d.dv; ++c) pr.masked_rows_wrong += y[c] == g_plans[h].y_zero ? 0 : 1;
         continue;
       }
       const uint32_t dev = sum > kProbOne ? sum - kProbOne : kProbOne - sum;
@@ -346,7 +349,7 @@ void check_properties(const Context& cx, Properties& pr) {
   if (run_forward(cx, kDims, io, Mask::key_padding(0))) {
     for (size_t x = 0; x < kDims.weight_elems(); ++x) pr.masked_keys_wrong += g.weights[x] == 0 ? 0 : 1;
     for (size_t x = 0; x < kDims.y_elems(); ++x)
-      pr.masked_rows_wrong += g.y[x] == g.plans[x / (kDims.n * kDims.dv)].y_zero ? 0 : 1;
+      pr.masked_rows_wrong += g.y[x] == g_plans[x / (kDims.n * kDims.dv)].y_zero ? 0 : 1;
   } else {
     ++pr.masked_rows_wrong;
   }
@@ -376,7 +379,7 @@ void print_table(WriteFn write, const SelftestI8Report& r) {
 }
 
 Status run(const Context& cx, SelftestI8Report* report, WriteFn write, SelftestFormat format) {
-  for (size_t h = 0; h < sd::kHq; ++h) g.plans[h] = decode_plan(cx.vec.plan + h * kPlanFields);
+  for (size_t h = 0; h < sd::kHq; ++h) g_plans[h] = decode_plan(cx.vec.plan + h * kPlanFields);
   check_integrity(cx);
   check_scores(cx);
   check_exp_row(cx);
