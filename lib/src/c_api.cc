@@ -221,7 +221,7 @@ void to_c_report(const Report& r, CReport* report) {
   report->count = r.count;
   report->failures = r.failures;
   report->passed = r.passed() ? 1 : 0;
-  constexpr uint32_t kMax = sizeof r.checks / sizeof r.checks[0];
+  constexpr size_t kMax = std::extent_v<decltype(r.checks)>;
   for (uint32_t i = 0; i < r.count && i < kMax; ++i) to_c_check(r.checks[i], report->checks[i]);
 }
 
