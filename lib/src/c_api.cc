@@ -81,6 +81,7 @@ static_assert(static_cast<bool>(TINYATTN_TRANSPOSED_KEYS_BUILT) == kTransposedKe
 static_assert(TINYATTN_F16_KEY_TILE == kF16KeyTile, "kF16KeyTile");
 static_assert(TINYATTN_PROB_ONE == kProbOne, "kProbOne");
 static_assert(TINYATTN_SELFTEST_MAX_CHECKS == kSelftestMaxChecks, "kSelftestMaxChecks");
+static_assert(TINYATTN_SELFTEST_I8_MAX_CHECKS == kSelftestI8MaxChecks, "kSelftestI8MaxChecks");
 static_assert(TINYATTN_KEEP_BITS_ROW_BYTES(13) == keep_bits_row_bytes(13), "keep_bits_row_bytes");
 
 // The macros are constant expressions equal to the C++ formulas; the C test
@@ -186,6 +187,43 @@ QuantParams to_cxx(const tinyattn_quant_params& c) {
 
 const half* as_half(const uint16_t* p) { return reinterpret_cast<const half*>(p); }
 half* as_half(uint16_t* p) { return reinterpret_cast<half*>(p); }
+
+// The self-tests' argument checks (a null report, a port outside the enum, an unknown format).
+tinyattn_status selftest_args(const void* report, tinyattn_port port, tinyattn_selftest_format format) {
+  if (!report) return TINYATTN_NULL_POINTER;
+  if (!port_ok(port)) return TINYATTN_PORT_UNAVAILABLE;
+  if (static_cast<unsigned>(format) > static_cast<unsigned>(TINYATTN_SELFTEST_BOTH)) return TINYATTN_UNSUPPORTED;
+  return TINYATTN_OK;
+}
+
+// The C reports have int flags where the C++ ones have bool: copied field by
+// field from a C++ report on the stack.
+void to_c_check(const SelftestCheck& c, tinyattn_selftest_check& o) {
+  o.name = c.name;
+  o.property = c.property;
+  o.theory = c.theory;
+  o.lo = c.lo;
+  o.hi = c.hi;
+  o.measured = c.measured;
+  o.bound = c.bound;
+  o.passed = c.passed ? 1 : 0;
+}
+void to_c_check(const SelftestI8Check& c, tinyattn_selftest_i8_check& o) {
+  o.name = c.name;
+  o.property = c.property;
+  o.measured = c.measured;
+  o.bound = c.bound;
+  o.passed = c.passed ? 1 : 0;
+}
+template <class Report, class CReport>
+void to_c_report(const Report& r, CReport* report) {
+  *report = CReport{};
+  report->count = r.count;
+  report->failures = r.failures;
+  report->passed = r.passed() ? 1 : 0;
+  constexpr size_t kMax = std::extent_v<decltype(r.checks)>;
+  for (uint32_t i = 0; i < r.count && i < kMax; ++i) to_c_check(r.checks[i], report->checks[i]);
+}
 
 }  // namespace
 }  // namespace tinyattn
@@ -329,30 +367,21 @@ tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_m
 
 tinyattn_status tinyattn_selftest(tinyattn_selftest_report* report, tinyattn_port port, tinyattn_write_fn write,
                                   tinyattn_selftest_format format) {
-  if (!report) return TINYATTN_NULL_POINTER;
-  if (!port_ok(port)) return TINYATTN_PORT_UNAVAILABLE;
-  if (static_cast<unsigned>(format) > static_cast<unsigned>(TINYATTN_SELFTEST_BOTH)) return TINYATTN_UNSUPPORTED;
-  // The C report has int flags where the C++ one has bool: copied field by
-  // field from a C++ report on the stack.
+  if (tinyattn_status s = selftest_args(report, port, format); s != TINYATTN_OK) return s;
   SelftestReport r;
   const Status s = selftest(&r, static_cast<Port>(port), write, static_cast<SelftestFormat>(format));
   if (s != Status::kOk) return to_c(s);
-  *report = tinyattn_selftest_report{};
-  report->count = r.count;
-  report->failures = r.failures;
-  report->passed = r.passed() ? 1 : 0;
-  for (uint32_t i = 0; i < r.count && i < kSelftestMaxChecks; ++i) {
-    const SelftestCheck& c = r.checks[i];
-    tinyattn_selftest_check& o = report->checks[i];
-    o.name = c.name;
-    o.property = c.property;
-    o.theory = c.theory;
-    o.lo = c.lo;
-    o.hi = c.hi;
-    o.measured = c.measured;
-    o.bound = c.bound;
-    o.passed = c.passed ? 1 : 0;
-  }
+  to_c_report(r, report);
+  return TINYATTN_OK;
+}
+
+tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tinyattn_port port,
+                                       tinyattn_write_fn write, tinyattn_selftest_format format) {
+  if (tinyattn_status s = selftest_args(report, port, format); s != TINYATTN_OK) return s;
+  SelftestI8Report r;
+  const Status s = selftest_int8(&r, static_cast<Port>(port), write, static_cast<SelftestFormat>(format));
+  if (s != Status::kOk) return to_c(s);
+  to_c_report(r, report);
   return TINYATTN_OK;
 }
 

@@ -17,6 +17,11 @@
 #endif
 
 namespace tinyattn {
+
+struct KernelsI8;
+struct ForwardIoI8;
+struct Int8Plan;
+
 namespace detail {
 
 struct Extent {
@@ -149,6 +154,15 @@ extern template void forward_validated<true>(const KernelsF32&, const Dims&, con
                                              const Mask&, float, float);
 extern template void forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
                                               const Mask&, float, float);
+
+// forward_i8() after validation, on an explicit int8 kernel table: forward_i8()
+// calls it with the port's table, the int8 self-test with the table under test.
+void forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
+                          Workspace ws, const Mask& mask);
+
+// exp2_q30's table: 2^(i/32) in Q1.30, i = 0..31 (forward_i8.cc; the int8
+// self-test checks its CRC-32).
+extern const int64_t kExp2Table[32];
 
 // Aligned pointer inside a caller workspace (forward_workspace_bytes includes the slack).
 // Offsets the caller's pointer rather than casting an integer back to a

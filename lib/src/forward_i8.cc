@@ -10,14 +10,19 @@
 
 namespace tinyattn {
 
-namespace {
-
+namespace detail {
 // 2^(i/32) in Q1.30, rounded to nearest (i = 0..31).
-constexpr int64_t kExp2Table[32] = {
+const int64_t kExp2Table[32] = {
     1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
     1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
     1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
     1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
+}  // namespace detail
+
+namespace {
+
+using detail::kExp2Table;
+
 constexpr int64_t kLn2Q30 = 744261118;    // ln(2) * 2^30
 constexpr int64_t kThirdQ30 = 357913941;  // 2^30 / 3
 constexpr int64_t kOneQ30 = int64_t{1} << 30;
@@ -179,10 +184,9 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 
 }  // namespace
 
-Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
-                  const Options& o) {
-  const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
+void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
+                                  Workspace ws, const Mask& mask) {
+  const KernelsI8* kern = &kernels;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
@@ -258,6 +262,13 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
       kern->requantize(acc, d.dv, p.output, p.y_zero, y_row);
     }
   }
+}
+
+Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
+                  const Options& o) {
+  const KernelsI8* kern = nullptr;
+  if (Status s = validate_forward_i8(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
+  detail::forward_i8_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;
 }
 

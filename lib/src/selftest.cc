@@ -11,12 +11,15 @@
 
 #include "detail.h"
 #include "float_math.h"
+#include "selftest_common.h"
 #include "selftest_vectors.h"
 #include "tinyattn/selftest_kernels.h"
 
 namespace tinyattn {
 
 namespace sd = selftest_data;
+using detail::Crc32;
+using detail::Line;
 
 namespace {
 
@@ -73,96 +76,6 @@ struct Scratch {
 // 9.6 KiB of tensors and workspace kept off the stack on purpose: the one reason selftest()
 // is not re-entrant (docs/hardening.md).
 Scratch g;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
-// ---------------------------------------------------------------- formatting
-
-class Line {
- public:
-  Line(char* buf, size_t cap) : buf_(buf), cap_(cap) { buf_[0] = '\0'; }
-  Line& str(const char* s) {
-    while (*s) put(*s++);
-    return *this;
-  }
-  Line& uint(uint32_t u) {
-    char digits[10];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    } while (u);
-    while (n) put(digits[--n]);
-    return *this;
-  }
-  // x with `decimals` digits after the point (as %.Nf), for |x| < 4e9.
-  Line& fixed(double x, int decimals) {
-    if (!special(x)) {
-      if (x < 0) {
-        put('-');
-        x = -x;
-      }
-      double p = 1.0;
-      for (int i = 0; i < decimals; ++i) p *= 10.0;
-      const uint64_t all = static_cast<uint64_t>(x * p + 0.5);  // NOLINT(bugprone-incorrect-roundings): x >= 0 here
-      const uint64_t ip = all / static_cast<uint64_t>(p);
-      uint(static_cast<uint32_t>(ip));
-      if (decimals > 0) {
-        put('.');
-        uint64_t frac = all - ip * static_cast<uint64_t>(p);
-        char digits[12];
-        for (int i = decimals - 1; i >= 0; --i) {
-          digits[i] = static_cast<char>('0' + frac % 10);
-          frac /= 10;
-        }
-        for (int i = 0; i < decimals; ++i) put(digits[i]);
-      }
-    }
-    return *this;
-  }
-  // Integers as integers, |x| >= 1e-4 as %.6f (the notebook's table), else d.dde-N.
-  Line& num(double x) {
-    if (special(x)) return *this;
-    const double ax = x < 0 ? -x : x;
-    if (ax < 1e6 && static_cast<double>(static_cast<int64_t>(x)) == x) return fixed(x, 0);
-    if (ax >= 1e-4) return fixed(x, 6);
-    int e = 0;
-    double m = ax;
-    while (m >= 10.0) { m /= 10.0; ++e; }
-    while (m < 1.0) { m *= 10.0; --e; }
-    if (m + 0.005 >= 10.0) { m /= 10.0; ++e; }
-    if (x < 0) put('-');
-    fixed(m, 2);
-    put('e');
-    if (e < 0) { put('-'); e = -e; } else put('+');
-    if (e < 10) put('0');
-    return uint(static_cast<uint32_t>(e));
-  }
-  Line& pad(size_t column) {
-    while (len_ < column) put(' ');
-    return *this;
-  }
-  size_t size() const { return len_; }
-
- private:
-  bool special(double x) {
-    if (x != x) { str("nan"); return true; }
-    if (x == static_cast<double>(kInf)) { str("inf"); return true; }
-    if (x == -static_cast<double>(kInf)) { str("-inf"); return true; }
-    if (x >= 4e9 || x <= -4e9) {  // beyond the fixed-point path: print the order only
-      str(x < 0 ? "-" : "").str(">4e9");
-      return true;
-    }
-    return false;
-  }
-  void put(char ch) {
-    if (len_ + 1 < cap_) {
-      buf_[len_++] = ch;
-      buf_[len_] = '\0';
-    }
-  }
-  char* buf_;
-  size_t cap_;
-  size_t len_ = 0;
-};
 
 // ---------------------------------------------------------------- recording
 
@@ -225,41 +138,6 @@ double ulp_of(double x) {
   return std::ldexp(1.0, exponent - 127 - 23);
 }
 
-// CRC-32 (IEEE 802.3, reflected), bitwise: no 1 KiB table in flash.
-class Crc32 {
- public:
-  void bytes(const void* p, size_t n) {
-    const uint8_t* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i) byte(b[i]);
-  }
-  void u32(uint32_t u) {
-    for (int i = 0; i < 4; ++i) byte(static_cast<uint8_t>(u >> (8 * i)));
-  }
-  void f32s(const float* x, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      uint32_t u;
-      std::memcpy(&u, &x[i], sizeof u);
-      u32(u);
-    }
-  }
-  void f64s(const double* x, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t u;
-      std::memcpy(&u, &x[i], sizeof u);
-      u32(static_cast<uint32_t>(u));
-      u32(static_cast<uint32_t>(u >> 32));
-    }
-  }
-  uint32_t value() const { return ~crc_; }
-
- private:
-  void byte(uint8_t b) {
-    crc_ ^= b;
-    for (int k = 0; k < 8; ++k) crc_ = (crc_ >> 1) ^ (0xEDB88320u & (0u - (crc_ & 1u)));
-  }
-  uint32_t crc_ = 0xFFFFFFFFu;
-};
-
 // ---------------------------------------------------------------- the checks
 
 struct Context {
@@ -280,11 +158,7 @@ void check_integrity(const Context& cx) {
 
   const SelftestVectors& v = cx.vec;
   Crc32 crc;
-  crc.bytes(v.q, kDims.q_elems());
-  crc.bytes(v.k, kDims.k_elems());
-  crc.bytes(v.v, kDims.v_elems());
-  crc.bytes(v.keep_bits, sd::kN * kRowBytes);
-  crc.bytes(v.bias, sd::kN * sd::kM);
+  detail::crc_inputs(crc, v, kDims, sd::kN * kRowBytes, sd::kN * sd::kM);
   crc.f32s(v.expected_y, v.expected_y_count);
   crc.f32s(v.expected_lse, v.expected_lse_count);
   crc.f32s(v.exp_x, v.exp_count);
@@ -664,37 +538,12 @@ void decode_inputs(const SelftestVectors& v) {
 
 // ---------------------------------------------------------------- printing
 
-void print_unity(WriteFn write, const SelftestReport& r) {
-  for (uint32_t i = 0; i < r.count; ++i) {
-    const SelftestCheck& c = r.checks[i];
-    Line l(g.line, sizeof g.line);
-    l.str("selftest:").uint(i + 1).str(":").str(c.name).str(c.passed ? ":PASS" : ":FAIL: measured ");
-    if (!c.passed) l.num(c.measured).str(" > bound ").num(c.bound);
-    l.str("\n");
-    write(g.line);
-  }
-  write("\n-----------------------\n");
-  Line l(g.line, sizeof g.line);
-  l.uint(r.count).str(" Tests ").uint(r.failures).str(" Failures 0 Ignored\n");
-  write(g.line);
-  write(r.failures ? "FAIL\n" : "OK\n");
-}
-
 constexpr size_t kColTheory = 49, kColMin = 74, kColMax = 90, kColStatus = 106;
 
 void print_table(WriteFn write, const SelftestReport& r) {
-  Line h(g.line, sizeof g.line);
-  h.str("| property").pad(kColTheory - 1).str("| theoretical").pad(kColMin - 1).str("| empirical min");
-  h.pad(kColMax - 1).str("| empirical max").pad(kColStatus - 1).str("| status |\n");
-  write(g.line);
-  Line s(g.line, sizeof g.line);
-  s.str("|");
-  for (size_t c = 1; c < kColStatus + 8; ++c) {
-    const bool bar = c == kColTheory - 1 || c == kColMin - 1 || c == kColMax - 1 || c == kColStatus - 1;
-    s.str(bar ? "|" : "-");
-  }
-  s.str("|\n");
-  write(g.line);
+  static constexpr const char* kTitles[] = {"property", "theoretical", "empirical min", "empirical max", "status"};
+  static constexpr size_t kStarts[] = {1, kColTheory, kColMin, kColMax, kColStatus};
+  detail::print_table_head(write, g.line, sizeof g.line, kTitles, kStarts);
   for (uint32_t i = 0; i < r.count; ++i) {
     const SelftestCheck& c = r.checks[i];
     Line l(g.line, sizeof g.line);
@@ -714,15 +563,7 @@ Status run(const Context& cx, SelftestReport* report, WriteFn write, SelftestFor
   check_masked_rows(cx, props);
   check_properties(cx, props);
 
-  if (write && format != SelftestFormat::kNone) {
-    Line l(g.line, sizeof g.line);
-    l.str("tinyattn selftest: port ").str(cx.kern.port ? cx.kern.port : "?").str(", simd target ");
-    l.str(cx.kern.simd_target ? cx.kern.simd_target() : "?").str("\n");
-    write(g.line);
-    if (format == SelftestFormat::kUnity || format == SelftestFormat::kBoth) print_unity(write, *report);
-    if (format == SelftestFormat::kBoth) write("\n");
-    if (format == SelftestFormat::kTable || format == SelftestFormat::kBoth) print_table(write, *report);
-  }
+  detail::print_report(write, format, "selftest", cx.kern, *report, g.line, sizeof g.line, print_table);
   return Status::kOk;
 }
 
@@ -731,12 +572,6 @@ bool table_complete(const KernelsF32& k) {
 }
 
 }  // namespace
-
-const SelftestCheck* SelftestReport::find(const char* name) const {
-  for (uint32_t i = 0; i < count && i < kSelftestMaxChecks; ++i)
-    if (std::strcmp(checks[i].name, name) == 0) return &checks[i];
-  return nullptr;
-}
 
 const SelftestVectors& selftest_vectors() {
   static constexpr SelftestVectors kVectors{

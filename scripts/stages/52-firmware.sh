@@ -8,7 +8,8 @@
 #  * cores without FPU: Cortex-M3 (QEMU mps2-an385, soft-float ABI), and
 #    Armv6-M code (-mcpu=cortex-m0) on the mps2-an385 and on the micro:bit
 #    (16 KB of RAM): tests/firmware/int8, int8 only on a plan printed by the
-#    host tool (`tinyattn plan`): its image must hold no floating-point code
+#    host tool (`tinyattn plan`), after the integer-only int8 self-test
+#    (which must pass): its image must hold no floating-point code
 #    (no soft-float helper), and its output bytes must equal the same
 #    program's built for the host.
 . "$TINYATTN_ROOT/scripts/lib.sh"
@@ -93,9 +94,12 @@ int8_on() {
   timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$elf" > "$d/run.log" 2>&1 ||
     { echo "exit status $? (log: $d/run.log)"; return 1; }
+  # The integer-only self-test ran first and passed (the program exits 1 otherwise).
+  grep -qE '^[0-9]+ Tests 0 Failures 0 Ignored$' "$d/run.log" ||
+    { echo "no passing int8 self-test summary (log: $d/run.log)"; return 1; }
   local board_line host_line
   board_line=$(grep '^int8 checksum' "$d/run.log")
-  host_line=$(cat "$dir/int8_host.txt")
+  host_line=$(grep '^int8 checksum' "$dir/int8_host.txt")
   [ -n "$board_line" ] && [ "$board_line" = "$host_line" ] || { echo "board printed '$board_line', host '$host_line'"; return 1; }
 }
 
@@ -114,7 +118,7 @@ for spec in "m3|lib-m3|cortex-m3 (mps2-an385), installed, soft float|-mcpu=corte
   elif why=$(int8_on "$name" "$lib" "$flags" "$machine" "$map"); then
     size=$(arm-none-eabi-size "$dir/$name/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
     ta_append_row "$label" "default" - 2 0 0 "$size" "$(ta_seconds "$t")" \
-      "ok: int8 only, offline plan, no floating-point code, output bytes equal the host's"
+      "ok: int8 only, offline plan, int8 self-test passed, no floating-point code, output bytes equal the host's"
     t=$(ta_now)
     continue
   fi

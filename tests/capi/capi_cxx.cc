@@ -136,4 +136,12 @@ int capi_cxx_selftest(unsigned* count, unsigned* failures) {
   return 1;
 }
 
+int capi_cxx_selftest_int8(unsigned* count, unsigned* failures) {
+  static SelftestI8Report report;
+  if (selftest_int8(&report, Port::kDefault, nullptr, SelftestFormat::kNone) != Status::kOk) return 0;
+  *count = report.count;
+  *failures = report.failures;
+  return 1;
+}
+
 }  // extern "C"

@@ -41,6 +41,7 @@ size_t capi_cxx_backward_workspace_bytes(const tinyattn_dims* d, int recompute);
 
 /* The C++ self-test of the default port: its check count and failures. */
 int capi_cxx_selftest(unsigned* count, unsigned* failures);
+int capi_cxx_selftest_int8(unsigned* count, unsigned* failures);
 
 #ifdef __cplusplus
 }

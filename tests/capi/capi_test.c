@@ -522,6 +522,30 @@ static void test_selftest(void) {
                TINYATTN_UNSUPPORTED);
 }
 
+static void test_selftest_int8(void) {
+  static tinyattn_selftest_i8_report report;
+  unsigned count = 0, failures = 1;
+  uint32_t i;
+  g_written = 0;
+  g_saw_ok = 0;
+  CHECK_STATUS(tinyattn_selftest_int8(&report, TINYATTN_PORT_DEFAULT, count_text, TINYATTN_SELFTEST_UNITY),
+               TINYATTN_OK);
+  CHECK(report.passed && report.count >= 16 && report.failures == 0);
+  CHECK(g_written > 0 && g_saw_ok);
+  for (i = 0; i < report.count; ++i)
+    CHECK(report.checks[i].passed && report.checks[i].name != NULL && report.checks[i].property != NULL &&
+          report.checks[i].measured <= report.checks[i].bound);
+  CHECK(capi_cxx_selftest_int8(&count, &failures) && count == report.count && failures == 0);
+  CHECK_STATUS(tinyattn_selftest_int8(&report, TINYATTN_PORT_SCALAR, NULL, TINYATTN_SELFTEST_BOTH), TINYATTN_OK);
+  CHECK(report.passed);
+  CHECK_STATUS(tinyattn_selftest_int8(NULL, TINYATTN_PORT_DEFAULT, NULL, TINYATTN_SELFTEST_NONE),
+               TINYATTN_NULL_POINTER);
+  CHECK_STATUS(tinyattn_selftest_int8(&report, (tinyattn_port)TINYATTN_PORT_COUNT, NULL, TINYATTN_SELFTEST_NONE),
+               TINYATTN_PORT_UNAVAILABLE);
+  CHECK_STATUS(tinyattn_selftest_int8(&report, TINYATTN_PORT_DEFAULT, NULL, (tinyattn_selftest_format)9),
+               TINYATTN_UNSUPPORTED);
+}
+
 /* ---- workspace macros -------------------------------------------------- */
 
 /* Each macro equals its function and the C++ formula for a sweep of dims:
@@ -697,6 +721,7 @@ int main(void) {
   RUN(test_int8_rejects_float_scale_and_bias);
   RUN(test_backward_both_modes);
   RUN(test_selftest);
+  RUN(test_selftest_int8);
   RUN(test_workspace_macros);
   RUN(test_fault_statuses);
   printf("-----------------------\n%u Tests %u Failures 0 Ignored\n%s\n", g_tests, g_failures,

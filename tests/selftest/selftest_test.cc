@@ -5,6 +5,7 @@
 
 #include "support.h"
 #include "tatest.h"
+#include "selftest_capture.h"
 #include "tinyattn/selftest_kernels.h"
 
 using tinyattn::KernelsF32;
@@ -15,36 +16,11 @@ using tinyattn::Status;
 
 namespace {
 
-// Captures what the self-test prints (the ctest log must not contain the
-// deliberately failing transcripts' summary lines).
-char g_out[8192];
-size_t g_out_len = 0;
-void capture(const char* text) {
-  while (*text && g_out_len + 1 < sizeof g_out) g_out[g_out_len++] = *text++;
-  g_out[g_out_len] = '\0';
-}
-void reset_capture() {
-  g_out_len = 0;
-  g_out[0] = '\0';
-}
+using namespace selftest_capture;  // NOLINT(google-build-using-namespace): the suite's helpers
 
 SelftestReport g_report;  // large: keep it off the (board) stack
 
 const KernelsF32& scalar() { return *tinyattn::kernels_f32(Port::kScalar); }
-
-// Names of the failing checks, for messages.
-tatest::Text<256> failing(const SelftestReport& r) {
-  tatest::Text<256> t;
-  size_t n = 0;
-  for (uint32_t i = 0; i < r.count; ++i)
-    if (!r.checks[i].passed) n += tatest::format(t.s + n, sizeof t.s - n, "%s ", r.checks[i].name);
-  return t;
-}
-
-bool check_failed(const SelftestReport& r, const char* name) {
-  const tinyattn::SelftestCheck* c = r.find(name);
-  return c != nullptr && !c->passed;
-}
 
 // ---- corrupted kernels -------------------------------------------------------
 
@@ -127,23 +103,10 @@ void expect_fail(const Corruption& c) {
 }  // namespace
 
 TA_CASE("selftest: passes on every compiled port") {
-  Port ports[tatest::kMaxPorts];
-  const size_t n = tatest::ports_under_test(ports);
-  TA_CHECK(n >= 1);
-  for (size_t i = 0; i < n; ++i) {
-    const char* name = tinyattn::port_name(ports[i]);
-    reset_capture();
-    Status s = tinyattn::selftest(&g_report, ports[i], capture, SelftestFormat::kBoth);
-    TA_CHECK_MSG(s == Status::kOk, "%s: status %s", name, tinyattn::to_string(s));
-    TA_CHECK_MSG(g_report.passed(), "%s: failing checks: %s", name, failing(g_report).c_str());
-    TA_CHECK_MSG(g_report.count >= 20, "%s: only %u checks ran", name, static_cast<unsigned>(g_report.count));
-    TA_CHECK_MSG(std::strstr(g_out, " Tests 0 Failures 0 Ignored\nOK\n") != nullptr, "%s: no OK summary", name);
-    TA_CHECK_MSG(std::strstr(g_out, "| row sum normalization") != nullptr, "%s: no properties table", name);
-    // The same checks through the kernel table directly.
-    s = tinyattn::selftest_kernels(*tinyattn::kernels_f32(ports[i]), &g_report);
-    TA_CHECK_MSG(s == Status::kOk && g_report.passed(), "%s (table): failing checks: %s", name,
-                 failing(g_report).c_str());
-  }
+  expect_pass_on_every_port(
+      g_report, [](Port p) { return tinyattn::selftest(&g_report, p, capture, SelftestFormat::kBoth); },
+      [](Port p) { return tinyattn::selftest_kernels(*tinyattn::kernels_f32(p), &g_report); }, 20,
+      "| row sum normalization");
 }
 
 TA_CASE("selftest: reports every check kind with its figures") {

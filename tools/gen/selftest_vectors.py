@@ -257,20 +257,23 @@ def generate():
     return "\n".join(out) + "\n"
 
 
+def write_or_check(out, text, check, script):
+    """Rewrites `out` with `text`, or with `check` only compares: 1 if it differs."""
+    if check:
+        if not out.exists() or out.read_text() != text:
+            print(f"{out.relative_to(ROOT)} is out of date: rerun {pathlib.Path(script).name}", file=sys.stderr)
+            return 1
+        print(f"{out.relative_to(ROOT)} is up to date")
+        return 0
+    out.write_text(text)
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail if the committed header differs")
-    args = ap.parse_args()
-    text = generate()
-    if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date: rerun {pathlib.Path(__file__).name}", file=sys.stderr)
-            return 1
-        print(f"{OUT.relative_to(ROOT)} is up to date")
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_or_check(OUT, generate(), ap.parse_args().check, __file__)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,18 @@
 // tests prove that corruption is caught) are in tinyattn/selftest_kernels.h,
 // with the port contract.
 //
+// selftest_int8() is the integer-only self-test of the int8 path (forward_i8,
+// the KernelsI8 table, exp2_q30): integer report, integer checks, its own
+// translation unit, so an FPU-less int8-only image that calls only it links
+// no floating-point code.
+//
 // Not re-entrant: the scratch tensors are static (sized at compile time), so
 // run one self-test at a time (at boot, before other threads start).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "tinyattn/port.h"
 #include "tinyattn/status.h"
@@ -38,14 +44,22 @@ struct SelftestCheck {
   bool passed;
 };
 
-struct SelftestReport {
+// What a self-test reports: its checks in order, and how many failed.
+template <class Check, size_t kMaxChecks>
+struct SelftestChecks {
   uint32_t count = 0;
   uint32_t failures = 0;
-  SelftestCheck checks[kSelftestMaxChecks] = {};
+  Check checks[kMaxChecks] = {};
   bool passed() const { return count > 0 && failures == 0; }
   // The check with this name, or nullptr.
-  const SelftestCheck* find(const char* name) const;
+  const Check* find(const char* name) const {
+    for (uint32_t i = 0; i < count && i < kMaxChecks; ++i)
+      if (std::strcmp(checks[i].name, name) == 0) return &checks[i];
+    return nullptr;
+  }
 };
+
+struct SelftestReport : SelftestChecks<SelftestCheck, kSelftestMaxChecks> {};
 
 // Text sink for the report, e.g. a UART or semihosting write; may be null.
 using WriteFn = void (*)(const char* text);
@@ -62,5 +76,29 @@ enum class SelftestFormat : uint8_t {
 // kPortUnavailable / kNullPointer otherwise.
 Status selftest(SelftestReport* report, Port port = Port::kDefault, WriteFn write = nullptr,
                 SelftestFormat format = SelftestFormat::kUnity);
+
+// ---- int8, integers only ---------------------------------------------------
+
+inline constexpr size_t kSelftestI8MaxChecks = 24;
+
+struct SelftestI8Check {
+  const char* name;      // short id, e.g. "i8_kernel_requantize", "i8_kat_causal"
+  const char* property;  // what is checked, in words (the table's first column)
+  uint32_t measured;     // wrong integers, mismatching CRCs, or the worst deviation (i8_row_sum)
+  uint32_t bound;        // the bound `measured` was held to
+  bool passed;
+};
+
+struct SelftestI8Report : SelftestChecks<SelftestI8Check, kSelftestI8MaxChecks> {};
+
+// Integer-only self-test of the int8 path of one port (kDefault: the build's
+// default): CRC-32 of its vectors and of exp2_q30's table, exp2_q30 known
+// answers, each KernelsI8 entry against its definition, forward_i8() known
+// answers (output bytes and Q0.15 weights) through the public entry point and
+// properties of the weights. kTable prints the integer figures. Returns kOk
+// when it ran (inspect report->passed()), kPortUnavailable / kNullPointer
+// otherwise. docs/selftest.md lists the checks and bounds.
+Status selftest_int8(SelftestI8Report* report, Port port = Port::kDefault, WriteFn write = nullptr,
+                     SelftestFormat format = SelftestFormat::kUnity);
 
 }  // namespace tinyattn

@@ -370,6 +370,31 @@ typedef void (*tinyattn_write_fn)(const char* text);
 tinyattn_status tinyattn_selftest(tinyattn_selftest_report* report, tinyattn_port port, tinyattn_write_fn write,
                                   tinyattn_selftest_format format);
 
+/* The integer-only self-test of the int8 path (tinyattn::selftest_int8): an
+ * FPU-less int8-only image that calls only it links no floating-point code. */
+#define TINYATTN_SELFTEST_I8_MAX_CHECKS 24
+
+typedef struct tinyattn_selftest_i8_check {
+  const char* name;
+  const char* property;
+  uint32_t measured; /* wrong integers, CRC mismatches, or the worst deviation */
+  uint32_t bound;    /* what measured was held to */
+  int passed;
+} tinyattn_selftest_i8_check;
+
+typedef struct tinyattn_selftest_i8_report {
+  uint32_t count;
+  uint32_t failures;
+  int passed; /* count > 0 && failures == 0 */
+  tinyattn_selftest_i8_check checks[TINYATTN_SELFTEST_I8_MAX_CHECKS];
+} tinyattn_selftest_i8_report;
+
+/* Runs the int8 self-test of one port; TINYATTN_OK when it ran (then read
+ * report->passed). Not re-entrant (static scratch); uses a C++ report on the
+ * stack besides *report (about 0.5 KB on 32-bit targets). */
+tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tinyattn_port port,
+                                       tinyattn_write_fn write, tinyattn_selftest_format format);
+
 /* ---- Workspace sizes as constant expressions --------------------------- */
 /* Each equals its function above for the same arguments (the tests sweep
  * them); the heads never matter. Helpers ending in _ are not API. */

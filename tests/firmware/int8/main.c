@@ -1,6 +1,8 @@
-/* int8 attention with an offline plan: integer arithmetic only. Prints the
- * output bytes' checksum; the int8 path is bit-exact, so the board and the
- * host (TINYATTN_FIRMWARE_HOSTED) must print the same line. */
+/* int8 attention with an offline plan: integer arithmetic only. Runs the
+ * integer-only int8 self-test first (its Unity lines; exit 1 if it fails),
+ * then prints the output bytes' checksum; the int8 path is bit-exact, so the
+ * board and the host (TINYATTN_FIRMWARE_HOSTED) must print the same
+ * "int8 checksum" line. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,7 @@ enum { N = 8, M = 12, DK = 16, DV = 8, HQ = 2, HKV = 1 };
 static int8_t q[HQ * N * DK], k[HKV * M * DK], v[HKV * M * DV], y[HQ * N * DV];
 static uint16_t w[HQ * N * M];
 static unsigned char ws[TINYATTN_FORWARD_I8_WORKSPACE_BYTES(N, M, DK, DV)];
+static tinyattn_selftest_i8_report report;
 
 static void fill(int8_t* x, int n, uint32_t seed) {
   int i;
@@ -43,6 +46,12 @@ int main(void) {
   char line[] = "int8 checksum ........ status ........\n";
   tinyattn_status st;
   int i;
+  /* Power-on self-test of the kernels this image ships, in integers only. */
+  if (tinyattn_selftest_int8(&report, TINYATTN_PORT_DEFAULT, emit, TINYATTN_SELFTEST_UNITY) != TINYATTN_OK ||
+      !report.passed) {
+    emit("int8 selftest FAILED\n");
+    return 1;
+  }
   fill(q, HQ * N * DK, 1u);
   fill(k, HKV * M * DK, 2u);
   fill(v, HKV * M * DV, 3u);

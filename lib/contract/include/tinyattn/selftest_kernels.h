@@ -10,6 +10,7 @@
 
 #include "tinyattn/exp.h"
 #include "tinyattn/kernels.h"
+#include "tinyattn/kernels_i8.h"
 #include "tinyattn/selftest.h"
 #include "tinyattn/status.h"
 
@@ -49,5 +50,38 @@ const SelftestVectors& selftest_vectors();
 Status selftest_with(const KernelsF32& kernels, const SelftestVectors& vectors,
                      const ExpCoefficients& coefficients, SelftestReport* report, WriteFn write = nullptr,
                      SelftestFormat format = SelftestFormat::kUnity);
+
+// ---- int8 (selftest_int8) ----------------------------------------------------
+
+// The int8 self-test's constant data (lib/src/selftest_i8_vectors.h, from
+// tools/gen/selftest_i8_vectors.py). Exposed so a test can hand the self-test
+// a modified copy and see the corruption reported.
+struct SelftestI8Vectors {
+  const int8_t* q;                  // [hq][n][dk]
+  const int8_t* k;                  // [hkv][m][dk]
+  const int8_t* v;                  // [hkv][m][dv]
+  const uint8_t* keep_bits;         // [n][ceil(m/8)], one row fully masked
+  const int8_t* bias;               // [n][m], int8 additive bias
+  const int32_t* plan;              // [hq][11]: Int8HeadPlan's fields in order
+  const int8_t* expected_y;         // every case's Y, concatenated
+  const uint16_t* expected_weights; // every case's Q0.15 weights, concatenated
+  size_t expected_y_count;
+  size_t expected_weights_count;
+  const int64_t* exp2_u;            // exp2_q30 known-answer inputs
+  const int32_t* exp2_expected;     // and outputs
+  size_t exp2_count;
+  uint32_t crc32;                   // CRC-32 of every array above, in this order
+  const int64_t* exp2_table;        // exp2_q30's table (32 entries)
+  uint32_t exp2_table_crc32;        // its CRC-32 at generation time
+};
+
+// The int8 vectors compiled into the library (exp2_table: the table exp2_q30 reads).
+const SelftestI8Vectors& selftest_i8_vectors();
+
+// Every int8 check on an explicit kernel table and data; the known answers
+// run forward_i8's driver on `kernels` (selftest_int8() goes through the
+// public forward_i8() with the port's table).
+Status selftest_i8_with(const KernelsI8& kernels, const SelftestI8Vectors& vectors, SelftestI8Report* report,
+                        WriteFn write = nullptr, SelftestFormat format = SelftestFormat::kUnity);
 
 }  // namespace tinyattn
