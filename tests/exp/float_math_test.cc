@@ -60,6 +60,15 @@ void for_bits(uint32_t lo, uint32_t hi, uint32_t step, F f) {
   }
 }
 
+// Prints the sweep's worst case and holds it to the bound.
+void report(const char* what, const Worst& w, uint32_t step, double bound) {
+  out(fmt("%s: worst %.4g ulp at x=%.9g over %zu floats (stride %u, bound %g)\n", what, w.ulp,
+          static_cast<double>(w.x), w.count, static_cast<unsigned>(step), bound)
+          .c_str());
+  TA_CHECK(w.count > 0);
+  TA_CHECK_MSG(w.ulp <= bound, "%s: %g ulp at x=%.9g", what, w.ulp, static_cast<double>(w.x));
+}
+
 }  // namespace
 
 TA_CASE("float_math: tanh_f32 within 3 ULP of tanh on both signs") {
@@ -67,22 +76,14 @@ TA_CASE("float_math: tanh_f32 within 3 ULP of tanh on both signs") {
   const uint32_t step = TINYATTN_EXP_STRIDE;
   for_bits(0u, 0x7F800000u, step, [&](float x) { w.add(x, tanh_f32(x), std::tanh(static_cast<double>(x))); });
   for_bits(0x80000000u, 0xFF800000u, step, [&](float x) { w.add(x, tanh_f32(x), std::tanh(static_cast<double>(x))); });
-  out(fmt("tanh_f32: worst %.4g ulp at x=%.9g over %zu floats (stride %u, bound %g)\n", w.ulp, static_cast<double>(w.x),
-          w.count, static_cast<unsigned>(step), kTanhMaxUlp)
-          .c_str());
-  TA_CHECK(w.count > 0);
-  TA_CHECK_MSG(w.ulp <= kTanhMaxUlp, "tanh_f32: %g ulp at x=%.9g", w.ulp, static_cast<double>(w.x));
+  report("tanh_f32", w, step, kTanhMaxUlp);
 }
 
 TA_CASE("float_math: log_f32 within 1 ULP of log on every positive float") {
   Worst w;
   const uint32_t step = TINYATTN_EXP_STRIDE;
   for_bits(1u, 0x7F7FFFFFu, step, [&](float x) { w.add(x, log_f32(x), std::log(static_cast<double>(x))); });
-  out(fmt("log_f32: worst %.4g ulp at x=%.9g over %zu floats (stride %u, bound %g)\n", w.ulp, static_cast<double>(w.x),
-          w.count, static_cast<unsigned>(step), kLogMaxUlp)
-          .c_str());
-  TA_CHECK(w.count > 0);
-  TA_CHECK_MSG(w.ulp <= kLogMaxUlp, "log_f32: %g ulp at x=%.9g", w.ulp, static_cast<double>(w.x));
+  report("log_f32", w, step, kLogMaxUlp);
 }
 
 TA_CASE("float_math: special values") {

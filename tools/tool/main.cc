@@ -134,6 +134,17 @@ struct QuantSpec {
   TensorQuant q, k, v, y, b;
 };
 
+// The plan_int8 scheme of parsed --qparams (the softmax scale is the caller's).
+tinyattn::Int8Scheme scheme_of(const QuantSpec& qs) {
+  tinyattn::Int8Scheme scheme;
+  scheme.q = qs.q.params();
+  scheme.k = qs.k.params();
+  scheme.v = qs.v.params();
+  scheme.y = qs.y.params();
+  if (qs.b.given) scheme.bias = qs.b.params();
+  return scheme;
+}
+
 bool parse_qparams(const std::string& spec_in, QuantSpec* out, std::string* error) {
   std::string spec = spec_in;
   // Not "name=": a file holding the same text (commas, spaces or newlines between entries).
@@ -449,12 +460,7 @@ int cmd_run(int argc, char** argv) {
                                     want_weights ? weights_h.data() : nullptr, nullptr};
     s = tinyattn::forward_f16(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
   } else if (is_i8) {
-    tinyattn::Int8Scheme scheme;
-    scheme.q = qspec.q.params();
-    scheme.k = qspec.k.params();
-    scheme.v = qspec.v.params();
-    scheme.y = qspec.y.params();
-    if (qspec.b.given) scheme.bias = qspec.b.params();
+    tinyattn::Int8Scheme scheme = scheme_of(qspec);
     scheme.softmax_scale = opt.scale;
     std::vector<tinyattn::Int8HeadPlan> plans(d.hq);
     s = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
@@ -552,12 +558,7 @@ int cmd_plan(int argc, char** argv) {
   QuantSpec qspec;
   std::string error;
   if (!parse_qparams(qparams, &qspec, &error)) return usage_error(error);
-  tinyattn::Int8Scheme scheme;
-  scheme.q = qspec.q.params();
-  scheme.k = qspec.k.params();
-  scheme.v = qspec.v.params();
-  scheme.y = qspec.y.params();
-  if (qspec.b.given) scheme.bias = qspec.b.params();
+  tinyattn::Int8Scheme scheme = scheme_of(qspec);
   if (!scale_arg.empty()) {
     char* end = nullptr;
     const float sc = std::strtof(scale_arg.c_str(), &end);
