@@ -11,7 +11,12 @@
 #    host tool (`tinyattn plan`), after the integer-only int8 self-test
 #    (which must pass): its image must hold no floating-point code
 #    (no soft-float helper), and its output bytes must equal the same
-#    program's built for the host.
+#    program's built for the host;
+#  * docs/firmware.md's size table: tests/firmware/size (fp32, int8, each
+#    with and without its self-test) on the installs of the three cores at
+#    -Os (the installs above) and -O2 (three more), flash, static RAM and the
+#    worst stack from main() (scripts/firmware_size_table.py); printed, and
+#    written to $BUILD_ROOT/firmware/size-table.md.
 . "$TINYATTN_ROOT/scripts/lib.sh"
 R=$TINYATTN_ROOT
 dir=$BUILD_ROOT/firmware
@@ -20,9 +25,16 @@ mkdir -p "$dir"
 tc=$R/toolchains/cortex-m-generic.cmake
 status=0
 
-# install_for <name> <cpu flags>: configure, build and install tinyattn for a core.
+# -fstack-usage and the call graphs (no change to the code) for the size table's stack column.
+su="-fstack-usage -fcallgraph-info=su"
+opt_flags=(-DCMAKE_C_FLAGS_MINSIZEREL="-Os -DNDEBUG $su" -DCMAKE_CXX_FLAGS_MINSIZEREL="-Os -DNDEBUG $su"
+           -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG $su" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG $su")
+
+# install_for <name> <cpu flags> [build type]: configure, build and install tinyattn for a core
+# (MinSizeRel, i.e. -Os, unless told; Release is -O2).
 install_for() {
-  { cmake -S "$R" -B "$dir/$1/lib" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$2" -DCMAKE_BUILD_TYPE=MinSizeRel &&
+  { cmake -S "$R" -B "$dir/$1/lib" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$2" \
+      -DCMAKE_BUILD_TYPE="${3:-MinSizeRel}" "${opt_flags[@]}" &&
     cmake --build "$dir/$1/lib" -j"$JOBS" &&
     cmake --install "$dir/$1/lib" --prefix "$dir/$1/prefix"; } > "$dir/$1/lib.log" 2>&1
 }
@@ -126,4 +138,52 @@ for spec in "m3|lib-m3|cortex-m3 (mps2-an385), installed, soft float|-mcpu=corte
   status=1
   t=$(ta_now)
 done
+
+# ---- docs/firmware.md's size table: every core at -Os and -O2
+t=$(ta_now)
+size_table() {
+  local specs=() spec name flags lib build opt
+  for spec in "m7|cortex-m7, hard float (FPv5-D16)|-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard" \
+              "lib-m3|cortex-m3, soft float|-mcpu=cortex-m3 -mthumb -mfloat-abi=soft" \
+              "lib-m0|cortex-m0 (Armv6-M), soft float|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"; do
+    IFS='|' read -r name label flags <<< "$spec"
+    for build in MinSizeRel Release; do
+      opt=-Os lib=$name
+      if [ "$build" = Release ]; then
+        opt=-O2 lib=$name-O2
+      fi
+      if [ ! -d "$dir/$lib/prefix" ]; then
+        mkdir -p "$dir/$lib"
+        install_for "$lib" "$flags" "$build" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
+      fi
+      { cmake -S "$R/tests/firmware/size" -B "$dir/$lib/size" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+          -DCMAKE_BUILD_TYPE=$build "${opt_flags[@]}" "-DCMAKE_PREFIX_PATH=$dir/$lib/prefix" \
+          "-DINT8_PLAN_HEADER=$dir/int8_plan.h" &&
+        cmake --build "$dir/$lib/size" -j"$JOBS"; } > "$dir/$lib/size.log" 2>&1 ||
+        { echo "size images (log: $dir/$lib/size.log)"; return 1; }
+      specs+=("$label|$opt|$dir/$lib/lib|$dir/$lib/size")
+    done
+  done
+  /usr/bin/python3 "$R/scripts/firmware_size_table.py" "${specs[@]}" > "$dir/size-table.md" ||
+    { echo "size table: an image is missing or a stack is unbounded ($dir/size-table.md)"; return 1; }
+}
+ta_say "[firmware size table] fp32 / int8 with and without the self-test, -Os and -O2"
+if [ "$host_ok" = 0 ]; then
+  ta_append_row "firmware size table" - - 0 1 0 - "$(ta_seconds "$t")" "FAILED: no offline plan (log: $dir/host.log)"
+  status=1
+elif why=$(size_table); then
+  echo "docs/firmware.md size table (flash = text+data, static RAM = data+bss, stack = worst from main(), bytes):" >&2
+  cat "$dir/size-table.md" >&2
+  # The doc quotes one run's table: say whether this run still prints it
+  # (sizes move with the code and the compiler, so a difference is news, not a failure).
+  doc_note="docs/firmware.md's table matches this run"
+  while IFS= read -r row; do
+    grep -qxF "$row" "$R/docs/firmware.md" || { doc_note="docs/firmware.md's table differs from this run: update it"; break; }
+  done < <(grep '^| cortex' "$dir/size-table.md")
+  ta_say "[firmware size table] $doc_note"
+  ta_append_row "firmware size table" - - 1 0 0 - "$(ta_seconds "$t")" "ok: $dir/size-table.md; $doc_note"
+else
+  ta_append_row "firmware size table" - - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
+  status=1
+fi
 exit "$status"

@@ -1,5 +1,6 @@
 # Worst-case stack of each public entry point on the boards (Cortex-M4F,
-# Cortex-M55 and Cortex-M33 with soft float), from -fstack-usage and -fcallgraph-info=su (GCC), against the
+# Cortex-M55, Cortex-M33 with soft float, Cortex-M7 with the double FPU and
+# Armv6-M code with soft float), from -fstack-usage and -fcallgraph-info=su (GCC), against the
 # bound stated in docs/hardening.md (STACK_BOUND bytes). The library sources
 # (lib/src, ports/registry.cc and the ports a board build compiles) are
 # compiled directly with each board's CPU flags at -O3 (the Release build);
@@ -26,12 +27,14 @@ fi
 mkdir -p "$dir/include"
 [ -e /usr/include/hwy ] && ln -sfn /usr/include/hwy "$dir/include/hwy"
 
-for board in cortex-m4 cortex-m55 cortex-m33; do
+for board in cortex-m4 cortex-m55 cortex-m33 cortex-m7 cortex-m0; do
   t=$(ta_now)
   case $board in
     cortex-m4) cpu="-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard" ;;
     cortex-m55) cpu="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard" ;;
     cortex-m33) cpu="-mcpu=cortex-m33+nofp -mthumb -mfloat-abi=soft" ;;  # soft float: the deepest frames
+    cortex-m7) cpu="-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard -mfp16-format=ieee" ;;  # Highway needs __fp16 where the FPU has fp16 conversions
+    cortex-m0) cpu="-mcpu=cortex-m0 -mthumb -mfloat-abi=soft" ;;  # Armv6-M: 8 low registers, more spills
   esac
   out=$dir/$board
   rm -rf "$out"
@@ -39,11 +42,11 @@ for board in cortex-m4 cortex-m55 cortex-m33; do
   sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R/ports/registry_i8.cc" "$R"/ports/backends/scalar/*.cc)
   defs=()
   built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
-  # The SIMD ports a board build compiles: Highway (static dispatch) on both,
-  # Helium on the M55.
+  # The SIMD ports a board build compiles: Highway (static dispatch) on all
+  # but the Armv6-M build (its preset leaves Highway out), Helium on the M55.
   # (the kernel files only: the boards use static dispatch, so no dispatch
   # runtime, and the folders' probe/test-hook programs are not the library)
-  if [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
+  if [ "$board" != cortex-m0 ] && [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
     sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
     built=$built,kHighway
     # Highway's fused column in tinyattn/port_list.h is 1
@@ -53,9 +56,9 @@ for board in cortex-m4 cortex-m55 cortex-m33; do
     sources+=("$R/ports/backends/mve/mve.cc" "$R/ports/backends/mve/mve_i8.cc")
     built=$built,kMve
   fi
-  # The DSP port: every one of these cores has the DSP extension (the M4's
-  # and the M33's default port).
-  if [ -f "$R/ports/backends/dsp/dsp.cc" ]; then
+  # The DSP port: every one of these cores but Armv6-M has the DSP extension
+  # (the M4's, M7's and M33's default port).
+  if [ "$board" != cortex-m0 ] && [ -f "$R/ports/backends/dsp/dsp.cc" ]; then
     sources+=("$R/ports/backends/dsp/dsp.cc" "$R/ports/backends/dsp/dsp_i8.cc")
     built=$built,kDsp
   fi
