@@ -16,6 +16,7 @@ const char* to_string(Status s) {
     case Status::kPortUnavailable: return "port_unavailable";
     case Status::kBadQuantization: return "bad_quantization";
     case Status::kUnsupported: return "unsupported";
+    case Status::kCacheFull: return "cache_full";
   }
   return "unknown_status";
 }

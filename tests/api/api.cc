@@ -184,7 +184,8 @@ TA_CASE("api: forward_workspace_bytes grows with M and N up to kBlockRows only, 
 TA_CASE("api: to_string names every status, distinctly and stably") {
   const char* const expected[tinyattn::kStatusCount] = {
       "ok",       "null_pointer", "bad_dimension",       "bad_heads",  "bad_scale",        "bad_mask",
-      "workspace_too_small", "misaligned", "aliasing", "port_unavailable", "bad_quantization", "unsupported"};
+      "workspace_too_small", "misaligned", "aliasing", "port_unavailable", "bad_quantization", "unsupported",
+      "cache_full"};
   for (int i = 0; i < tinyattn::kStatusCount; ++i) {
     const char* name = tinyattn::to_string(static_cast<Status>(i));
     TA_CHECK_MSG(name != nullptr && std::strcmp(name, expected[i]) == 0, "status %d: \"%s\", want \"%s\"", i,

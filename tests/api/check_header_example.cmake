@@ -1,26 +1,46 @@
-# cmake -P: every line of HEADER's example block (the comment lines indented
-# "//   " that follow "// Compile-time shape, owning its workspace.") must
-# appear in SOURCE, the test that compiles and runs it, so the header shows
-# code that builds.
+# cmake -P: every line of HEADER's example block must appear in SOURCE, the
+# test that compiles and runs it, so the header (or page) shows code that
+# builds. The block follows the line MARKER (default "// Compile-time shape,
+# owning its workspace."): in a header, the comment lines indented "//   "
+# (a bare "//" continues the block); in a Markdown page, the fenced code
+# block that follows the marker paragraph.
+if(NOT DEFINED MARKER)
+  set(MARKER "// Compile-time shape, owning its workspace.")
+endif()
 file(STRINGS "${HEADER}" lines)
 file(READ "${SOURCE}" source)
 set(in_block OFF)
+set(fence OFF)
 set(count 0)
 foreach(line IN LISTS lines)
-  if(line STREQUAL "// Compile-time shape, owning its workspace.")
+  set(code "")
+  if(line STREQUAL "${MARKER}")
     set(in_block ON)
-  elseif(in_block AND line MATCHES "^//   (.+)$")
+    continue()
+  elseif(NOT in_block)
+    continue()
+  elseif(line MATCHES "^```")
+    if(fence)
+      break()
+    endif()
+    set(fence ON)
+    continue()
+  elseif(fence)
+    string(STRIP "${line}" code)
+  elseif(line MATCHES "^//   (.+)$")
     string(STRIP "${CMAKE_MATCH_1}" code)
+  elseif(NOT line STREQUAL "//" AND NOT line STREQUAL "")
+    break()
+  endif()
+  if(NOT code STREQUAL "")
     string(FIND "${source}" "${code}" at)
     if(at LESS 0)
       message(FATAL_ERROR "${HEADER}: example line not in ${SOURCE}:\n  ${code}")
     endif()
     math(EXPR count "${count} + 1")
-  elseif(in_block AND NOT line STREQUAL "//")
-    break()
   endif()
 endforeach()
 if(count EQUAL 0)
-  message(FATAL_ERROR "${HEADER}: no example block")
+  message(FATAL_ERROR "${HEADER}: no example block after \"${MARKER}\"")
 endif()
 message(STATUS "${count} example lines of ${HEADER} are in ${SOURCE}")

@@ -107,7 +107,8 @@ static void check_forward_result(const tinyattn_mask* mask, double scale) {
 static void test_status_strings(void) {
   static const char* const names[TINYATTN_STATUS_COUNT] = {
       "ok",           "null_pointer", "bad_dimension",    "bad_heads",        "bad_scale",        "bad_mask",
-      "workspace_too_small", "misaligned", "aliasing", "port_unavailable", "bad_quantization", "unsupported"};
+      "workspace_too_small", "misaligned", "aliasing", "port_unavailable", "bad_quantization", "unsupported",
+      "cache_full"};
   int s;
   for (s = 0; s < TINYATTN_STATUS_COUNT; ++s) {
     CHECK(strcmp(tinyattn_status_string((tinyattn_status)s), names[s]) == 0);

@@ -20,9 +20,10 @@ enum class Status : uint8_t {
   kPortUnavailable,     // the requested port is not compiled into this build
   kBadQuantization,     // int8 quantization parameters out of range (scale, zero point, multiplier)
   kUnsupported,         // a valid request this build cannot serve (e.g. dtype not compiled in)
+  kCacheFull,           // KvCache::append past the capacity of a cache that is not a ring
 };
 
-inline constexpr int kStatusCount = 12;
+inline constexpr int kStatusCount = 13;
 
 // Stable, human-readable name ("ok", "null_pointer", ...), never null.
 const char* to_string(Status s);

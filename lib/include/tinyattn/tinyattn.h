@@ -8,6 +8,7 @@
 #include "tinyattn/backward.h"
 #include "tinyattn/forward_f16.h"
 #include "tinyattn/half.h"
+#include "tinyattn/kv_cache.h"
 #include "tinyattn/mask.h"
 #include "tinyattn/port.h"
 #include "tinyattn/port_list.h"

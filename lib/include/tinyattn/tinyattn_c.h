@@ -44,11 +44,12 @@ typedef enum tinyattn_status {
   TINYATTN_ALIASING,             /* an output overlaps an input or another output */
   TINYATTN_PORT_UNAVAILABLE,     /* the requested port is not compiled into this build */
   TINYATTN_BAD_QUANTIZATION,     /* int8 scales, zero points or plan out of range */
-  TINYATTN_UNSUPPORTED, /* a valid request this build cannot serve */
+  TINYATTN_UNSUPPORTED,          /* a valid request this build cannot serve */
+  TINYATTN_CACHE_FULL,           /* a KV cache (C++ KvCache) append past its capacity */
   TINYATTN_STATUS_MAX_ = 0x7FFFFFFF
 } tinyattn_status;
 
-#define TINYATTN_STATUS_COUNT 12
+#define TINYATTN_STATUS_COUNT 13
 
 /* "ok", "null_pointer", ... (never null). */
 const char* tinyattn_status_string(tinyattn_status s);

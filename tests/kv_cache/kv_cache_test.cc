@@ -1,0 +1,278 @@
+// KvCache: a decode, token by token or a chunk at a time, gives every row of
+// one causal forward over the whole sequence (the ring: of one causal
+// sliding-window forward), on every port, for fp32, fp16 and int8 storage;
+// the int8 bytes are identical to that forward's. Rejected calls change
+// nothing.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "support.h"
+#include "tatest.h"
+#include "tinyattn/kv_cache.h"
+#include "tinyattn/reference.h"
+
+using namespace tinyattn;
+using tatest::alloc;
+using tatest::Arena;
+
+namespace {
+
+constexpr size_t kHq = 4, kHkv = 2, kDk = 8, kDv = 6;
+constexpr size_t kTokens = 21;
+// Chunk sizes of the chunked prefills (MaxNew 4), summing to kTokens.
+constexpr size_t kChunks[] = {4, 1, 3, 2, 4, 1, 1, 4, 1};
+constexpr size_t kWindow = 5;
+
+template <class T>
+struct Sequence {
+  T* q;  // [Hq][kTokens][Dk]
+  T* k;  // [Hkv][kTokens][Dk]
+  T* v;  // [Hkv][kTokens][Dv]
+};
+
+Dims full_dims() { return Dims{kTokens, kTokens, kDk, kDv, kHq, kHkv}; }
+
+// The mask of one forward over the whole sequence that the cache's steps reproduce.
+Mask full_mask(size_t window) {
+  if (window == 0) return Mask::causal_top_left();
+  return Mask::sliding_window(static_cast<int32_t>(window) - 1, 0, Align::kTopLeft);
+}
+
+// Tokens [t0, t0 + n) of x[heads][kTokens][width] as [heads][n][width].
+template <class T>
+void gather(const T* x, size_t heads, size_t width, size_t t0, size_t n, T* out) {
+  for (size_t h = 0; h < heads; ++h)
+    for (size_t t = 0; t < n; ++t)
+      for (size_t c = 0; c < width; ++c) out[(h * n + t) * width + c] = x[(h * kTokens + t0 + t) * width + c];
+}
+
+Sequence<float> float_sequence(uint64_t seed) {
+  Sequence<float> s{alloc<float>(kHq * kTokens * kDk), alloc<float>(kHkv * kTokens * kDk),
+                    alloc<float>(kHkv * kTokens * kDv)};
+  tatest::Rng rng(seed);
+  rng.fill_normal(s.q, kHq * kTokens * kDk, 1.5f);
+  rng.fill_normal(s.k, kHkv * kTokens * kDk, 1.5f);
+  rng.fill_normal(s.v, kHkv * kTokens * kDv);
+  return s;
+}
+
+// Runs `cache` over the sequence in steps of `chunks` (all 1 when null) and
+// calls check(t0, n, y_step) with each step's output [Hq][n][Dv].
+template <class Cache, class T, class Check, class... Extra>
+bool decode(Cache& cache, const Sequence<T>& s, const size_t* chunks, size_t chunk_count, Check check,
+            const Extra&... extra) {
+  T* q = alloc<T>(kHq * Cache::dims.n * kDk);
+  T* k = alloc<T>(kHkv * Cache::dims.n * kDk);
+  T* v = alloc<T>(kHkv * Cache::dims.n * kDv);
+  T* y = alloc<T>(kHq * Cache::dims.n * kDv);
+  cache.clear();
+  size_t t0 = 0;
+  for (size_t step = 0; t0 < kTokens; ++step) {
+    const size_t n = chunks ? chunks[step % chunk_count] : 1;
+    gather(s.q, kHq, kDk, t0, n, q);
+    gather(s.k, kHkv, kDk, t0, n, k);
+    gather(s.v, kHkv, kDv, t0, n, v);
+    Status st = cache.append(k, v, n);
+    if (st == Status::kOk) st = cache.attend(q, y, n, extra...);
+    TA_CHECK_MSG(st == Status::kOk, "step at token %zu (n %zu): %s", t0, n, to_string(st));
+    if (st != Status::kOk) return false;
+    TA_CHECK(cache.position() == t0 + n);
+    check(t0, n, y);
+    t0 += n;
+  }
+  return true;
+}
+
+// fp32: each step against the reference's row and the library's own full
+// forward on the same port, within the fp32 tolerances (docs/core.md).
+template <class Cache>
+void check_float_decode(Cache& cache, const size_t* chunks, size_t chunk_count, const char* what) {
+  Port ports[tatest::kMaxPorts];
+  const size_t port_count = tatest::ports_under_test(ports);
+  for (size_t pi = 0; pi < port_count; ++pi) {
+    Arena::Scope scope;
+    const Port port = ports[pi];
+    const Sequence<float> s = float_sequence(0x5eed + pi);
+    const Dims d = full_dims();
+    const Mask mask = full_mask(Cache::kRing ? kWindow : 0);
+    double* y_ref = alloc<double>(d.y_elems());
+    float* y_full = alloc<float>(d.y_elems());
+    void* ws = alloc<unsigned char>(forward_workspace_bytes(d));
+    TA_CHECK((y_ref && y_full && ws));
+    if (!y_ref || !y_full || !ws) return;
+    ref::forward(d, s.q, s.k, s.v, mask, effective_scale(d, {}), y_ref);
+    Options options;
+    options.port = port;
+    TA_CHECK(forward(d, ForwardIo{s.q, s.k, s.v, y_full}, Workspace{ws, forward_workspace_bytes(d)}, mask,
+                     options) == Status::kOk);
+    const double vmax = tatest::max_abs(s.v, d.v_elems());
+    double worst_ref = 0, worst_full = 0;
+    size_t bad = 0;
+    decode(
+        cache, s, chunks, chunk_count,
+        [&](size_t t0, size_t n, const float* y) {
+          for (size_t h = 0; h < kHq; ++h)
+            for (size_t i = 0; i < n; ++i)
+              for (size_t c = 0; c < kDv; ++c) {
+                const size_t at = (h * kTokens + t0 + i) * kDv + c;
+                const double got = y[(h * n + i) * kDv + c];
+                const double tol = tatest::kOutAtol * vmax + tatest::kOutRtol * std::fabs(y_ref[at]);
+                const double e_ref = std::fabs(got - y_ref[at]), e_full = std::fabs(got - y_full[at]);
+                worst_ref = std::fmax(worst_ref, e_ref);
+                worst_full = std::fmax(worst_full, e_full);
+                bad += !(e_ref <= tol) || !(e_full <= 2 * tol);
+              }
+        },
+        options);
+    TA_CHECK_MSG(bad == 0, "%s, port %s: %zu outputs off (worst %.3g against the reference, %.3g against the full pass)",
+                 what, port_name(port), bad, worst_ref, worst_full);
+  }
+}
+
+}  // namespace
+
+TA_CASE("kv_cache: fp32 decode, one token per step, equals one causal forward (GQA, every port)") {
+  static KvCache<float, kHq, kHkv, kDk, kDv, 24> cache;
+  check_float_decode(cache, nullptr, 0, "decode");
+  TA_CHECK(cache.size() == kTokens);
+}
+
+TA_CASE("kv_cache: fp32 chunked prefill (1 to 4 tokens per step) equals one causal forward") {
+  static KvCache<float, kHq, kHkv, kDk, kDv, kTokens, 4> cache;
+  check_float_decode(cache, kChunks, sizeof kChunks / sizeof kChunks[0], "chunked");
+  TA_CHECK(cache.size() == kTokens);
+}
+
+TA_CASE("kv_cache: fp32 ring keeps the last tokens and equals one sliding-window forward") {
+  // Capacity 8 = window 5 + MaxNew 4 - 1: the ring wraps more than twice over 21 tokens.
+  static KvCache<float, kHq, kHkv, kDk, kDv, kWindow + 3, 4, kWindow> ring;
+  check_float_decode(ring, kChunks, sizeof kChunks / sizeof kChunks[0], "ring, chunked");
+  TA_CHECK(ring.size() == kWindow + 3);
+  static KvCache<float, kHq, kHkv, kDk, kDv, kWindow, 1, kWindow> ring1;
+  check_float_decode(ring1, nullptr, 0, "ring, decode");
+}
+
+TA_CASE("kv_cache: fp16 decode equals one fp16 causal forward") {
+  Arena::Scope scope;
+  const Dims d = full_dims();
+  const Sequence<float> f = float_sequence(0xf16);
+  Sequence<half> s{alloc<half>(d.q_elems()), alloc<half>(d.k_elems()), alloc<half>(d.v_elems())};
+  half* y_full = alloc<half>(d.y_elems());
+  const size_t ws_bytes = forward_f16_workspace_bytes(d);
+  void* ws = alloc<unsigned char>(ws_bytes);
+  TA_CHECK((s.q && s.k && s.v && y_full && ws));
+  if (!s.q || !s.k || !s.v || !y_full || !ws) return;
+  for (size_t x = 0; x < d.q_elems(); ++x) s.q[x] = to_half(f.q[x]);
+  for (size_t x = 0; x < d.k_elems(); ++x) s.k[x] = to_half(f.k[x]);
+  for (size_t x = 0; x < d.v_elems(); ++x) s.v[x] = to_half(f.v[x]);
+  for (size_t window : {size_t{0}, kWindow}) {
+    const Status full = forward_f16(d, ForwardIoF16{s.q, s.k, s.v, y_full}, Workspace{ws, ws_bytes}, full_mask(window));
+    TA_CHECK(full == Status::kOk);
+    size_t off = 0;
+    auto check = [&](size_t t0, size_t n, const half* y) {
+      for (size_t h = 0; h < kHq; ++h)
+        for (size_t i = 0; i < n; ++i)
+          for (size_t c = 0; c < kDv; ++c) {
+            // Both round one fp32 result to fp16: at most one half ULP apart.
+            const float a = to_float(y[(h * n + i) * kDv + c]);
+            const float b = to_float(y_full[(h * kTokens + t0 + i) * kDv + c]);
+            off += !(std::fabs(a - b) <= std::ldexp(std::fabs(b), -10) + 1e-6f);
+          }
+    };
+    if (window == 0) {
+      static KvCache<half, kHq, kHkv, kDk, kDv, kTokens, 4> cache;
+      decode(cache, s, kChunks, sizeof kChunks / sizeof kChunks[0], check);
+    } else {
+      static KvCache<half, kHq, kHkv, kDk, kDv, kWindow + 3, 4, kWindow> ring;
+      decode(ring, s, kChunks, sizeof kChunks / sizeof kChunks[0], check);
+    }
+    TA_CHECK_MSG(off == 0, "window %zu: %zu fp16 outputs more than one half ULP from the full forward's", window, off);
+  }
+}
+
+TA_CASE("kv_cache: int8 decode gives the bytes of one int8 causal forward (linear and ring)") {
+  Arena::Scope scope;
+  const Dims d = full_dims();
+  Sequence<int8_t> s{alloc<int8_t>(d.q_elems()), alloc<int8_t>(d.k_elems()), alloc<int8_t>(d.v_elems())};
+  int8_t* y_full = alloc<int8_t>(d.y_elems());
+  const size_t ws_bytes = forward_i8_workspace_bytes(d);
+  void* ws = alloc<unsigned char>(ws_bytes);
+  TA_CHECK((s.q && s.k && s.v && y_full && ws));
+  if (!s.q || !s.k || !s.v || !y_full || !ws) return;
+  tatest::Rng rng(0x18);
+  for (size_t x = 0; x < d.q_elems(); ++x) s.q[x] = static_cast<int8_t>(rng.next_u64() % 256 - 128);
+  for (size_t x = 0; x < d.k_elems(); ++x) s.k[x] = static_cast<int8_t>(rng.next_u64() % 256 - 128);
+  for (size_t x = 0; x < d.v_elems(); ++x) s.v[x] = static_cast<int8_t>(rng.next_u64() % 256 - 128);
+  const float sq[1] = {0.025f}, sk[1] = {0.025f}, sv[1] = {0.025f}, sy[1] = {0.02f};
+  const int32_t zq[1] = {3}, zk[1] = {-5}, zv[1] = {7}, zy[1] = {-1};
+  Int8Scheme scheme;
+  scheme.q = QuantParams{sq, zq, 1};
+  scheme.k = QuantParams{sk, zk, 1};
+  scheme.v = QuantParams{sv, zv, 1};
+  scheme.y = QuantParams{sy, zy, 1};
+  Int8HeadPlan plans[kHq];
+  TA_CHECK(plan_int8(d, scheme, plans, kHq) == Status::kOk);
+  const Int8Plan plan{plans, kHq};
+  for (size_t window : {size_t{0}, kWindow}) {
+    TA_CHECK(forward_i8(d, ForwardIoI8{s.q, s.k, s.v, y_full}, plan, Workspace{ws, ws_bytes}, full_mask(window)) ==
+             Status::kOk);
+    size_t differ = 0;
+    auto check = [&](size_t t0, size_t n, const int8_t* y) {
+      for (size_t h = 0; h < kHq; ++h)
+        for (size_t i = 0; i < n; ++i)
+          for (size_t c = 0; c < kDv; ++c)
+            differ += y[(h * n + i) * kDv + c] != y_full[(h * kTokens + t0 + i) * kDv + c];
+    };
+    if (window == 0) {
+      static KvCache<int8_t, kHq, kHkv, kDk, kDv, kTokens + 3> cache;
+      decode(cache, s, nullptr, 0, check, plan);
+      static KvCache<int8_t, kHq, kHkv, kDk, kDv, kTokens, 4> chunked;
+      decode(chunked, s, kChunks, sizeof kChunks / sizeof kChunks[0], check, plan);
+    } else {
+      static KvCache<int8_t, kHq, kHkv, kDk, kDv, kWindow + 3, 4, kWindow> ring;
+      decode(ring, s, kChunks, sizeof kChunks / sizeof kChunks[0], check, plan);
+    }
+    TA_CHECK_MSG(differ == 0, "window %zu: %zu int8 outputs differ from the full forward's", window, differ);
+  }
+}
+
+TA_CASE("kv_cache: rejected appends and attends change nothing") {
+  Arena::Scope scope;
+  using Cache = KvCache<float, 2, 1, 4, 3, 3, 2>;
+  static Cache cache;
+  cache.clear();
+  float k[2 * 4] = {}, v[2 * 3] = {}, q[2 * 2 * 4] = {}, y[2 * 2 * 3] = {};
+  for (size_t x = 0; x < 8; ++x) k[x] = q[x] = q[x + 8] = static_cast<float>(x) * 0.25f;
+  for (size_t x = 0; x < 6; ++x) v[x] = static_cast<float>(x);
+  TA_CHECK(cache.attend(q, y, 1) == Status::kBadDimension);  // nothing appended yet
+  TA_CHECK(cache.append(k, v, 0) == Status::kBadDimension);
+  TA_CHECK(cache.append(k, v, 3) == Status::kBadDimension);  // more than MaxNew
+  TA_CHECK(cache.append(nullptr, v, 1) == Status::kNullPointer);
+  TA_CHECK(cache.append(k, nullptr, 1) == Status::kNullPointer);
+  TA_CHECK(cache.position() == 0);
+  TA_CHECK(cache.append(k, v, 2) == Status::kOk);
+  TA_CHECK(cache.attend(q, y, 3) == Status::kBadDimension);
+  TA_CHECK(cache.append(k, v, 2) == Status::kCacheFull);  // 2 + 2 > 3 slots
+  TA_CHECK((cache.position() == 2 && cache.size() == 2));
+  TA_CHECK(cache.append(k, v, 1) == Status::kOk);
+  TA_CHECK(cache.append(k, v, 1) == Status::kCacheFull);
+  TA_CHECK(cache.position() == 3);
+  // The forward's own checks pass through, and write nothing.
+  for (float& x : y) x = -7.0f;
+  TA_CHECK(cache.attend(nullptr, y, 1) == Status::kNullPointer);
+  Options bad_scale;
+  bad_scale.scale = std::nanf("");
+  TA_CHECK(cache.attend(q, y, 1, bad_scale) == Status::kBadScale);
+  size_t written = 0;
+  for (float x : y) written += x != -7.0f;
+  TA_CHECK(written == 0);
+  TA_CHECK(cache.attend(q, y, 1) == Status::kOk);
+  cache.clear();
+  TA_CHECK((cache.position() == 0 && cache.size() == 0));
+  TA_CHECK(cache.append(k, v, 2) == Status::kOk);
+  // RAM is the keys and values plus the attend's scratch, a compile-time constant.
+  static_assert(Cache::kStorageBytes == 1 * 3 * (4 + 3) * sizeof(float), "storage of K and V");
+  static_assert(sizeof(Cache) >= Cache::kStorageBytes + Cache::workspace_bytes, "sizeof is the RAM");
+  TA_CHECK(std::strcmp(to_string(Status::kCacheFull), "cache_full") == 0);
+}
