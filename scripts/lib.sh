@@ -164,6 +164,7 @@ run_preset_tests() {
   (cd "$dir" && env -u QEMU_CPU -u TINYATTN_HWY_TARGET -u TINYATTN_XSIMD_ARCH "$@" \
      ctest -V -j "$JOBS" --no-tests=error --timeout 600) > "$log" 2>&1 || rc=$?
   grep -E '^ *[0-9]+/[0-9]+ Test' "$log" | sed 's/^/    /' >&2 || true
+  ta_collect_exp_ulp "$log" "$label"
   local before=0 after
   [ -s "$RESULTS" ] && before=$(wc -l < "$RESULTS")
   ta_parse_ctest_log "$log" "$label" "$build_s" "$(ta_board_size "$dir")"
@@ -194,6 +195,22 @@ ta_print_table() {
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]
       }
     }' "$1"
+}
+
+# ta_collect_exp_ulp <ctest log> <label>: the exp suite's accuracy lines
+# ("exp ulp: <port>/<target> worst W ulp at x=X over N floats ... (stride S,
+# bound B)") appended to $BUILD_ROOT/exp-ulp.tsv, for the per-target table
+# test-all prints at the end.
+ta_collect_exp_ulp() {
+  sed -n 's/^[0-9]*: exp ulp: \([^ ]*\) worst \([0-9.]*\) ulp at x=\([^ ]*\) over \([0-9]*\) floats.*(stride \([0-9]*\), bound \([0-9.]*\)).*/\1\t\2\t\3\t\4\t\5\t\6/p' "$1" |
+    sort -u | awk -v label="$2" -F'\t' '{ print label "\t" $0 }' >> "$BUILD_ROOT/exp-ulp.tsv"
+}
+
+# ta_print_exp_table <exp-ulp.tsv>: worst exp error per target and port (markdown).
+ta_print_exp_table() {
+  echo "| target | port/SIMD target | worst ULP | at x | floats checked | stride | bound |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$1"
 }
 
 # ta_totals <results.tsv>: prints "<passed> <failed>" summed over all rows.
