@@ -37,6 +37,10 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(tool_selftest PROPERTIES LABELS "tool;selftest"
                        PASS_REGULAR_EXPRESSION "[0-9]+ Tests 0 Failures 0 Ignored"
                        FAIL_REGULAR_EXPRESSION "FAIL")
+  add_test(NAME tool_selftest_doc_count
+           COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:tinyattn_tool> -DROOT=${PROJECT_SOURCE_DIR}
+                   -P ${CMAKE_CURRENT_LIST_DIR}/check_selftest_doc_count.cmake)
+  set_tests_properties(tool_selftest_doc_count PROPERTIES LABELS "tool;selftest;docs")
   add_test(NAME tool_demo COMMAND tinyattn_tool demo --no-color --svg ${CMAKE_CURRENT_BINARY_DIR}/attention_map.svg)
   set_tests_properties(tool_demo PROPERTIES LABELS "tool;demo"
                        PASS_REGULAR_EXPRESSION "written to .*Within Convex Hull.*Severe Softmax Saturation.*0\\.7136")

@@ -1,0 +1,21 @@
+# cmake -P: the number of self-test checks that docs/selftest.md ("## What it
+# checks (N checks)") and the README ("runs N checks") state is the number
+# `tinyattn selftest` runs ("N Tests 0 Failures").
+execute_process(COMMAND "${TOOL}" selftest --format unity OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "([0-9]+) Tests 0 Failures")
+  message(FATAL_ERROR "tinyattn selftest failed (status ${rc}):\n${out}")
+endif()
+set(ran "${CMAKE_MATCH_1}")
+foreach(pair "${ROOT}/docs/selftest.md|## What it checks \\(([0-9]+) checks\\)" "${ROOT}/README.md|runs ([0-9]+) checks")
+  string(REPLACE "|" ";" pair "${pair}")
+  list(GET pair 0 file)
+  list(GET pair 1 pattern)
+  file(READ "${file}" text)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "${file}: no \"${pattern}\"")
+  endif()
+  if(NOT CMAKE_MATCH_1 EQUAL ran)
+    message(FATAL_ERROR "${file} says ${CMAKE_MATCH_1} self-test checks; tinyattn selftest runs ${ran}")
+  endif()
+endforeach()
+message(STATUS "docs/selftest.md and the README state the ${ran} checks the self-test runs")
