@@ -276,3 +276,94 @@ TA_CASE("kv_cache: rejected appends and attends change nothing") {
   static_assert(sizeof(Cache) >= Cache::kStorageBytes + Cache::workspace_bytes, "sizeof is the RAM");
   TA_CHECK(std::strcmp(to_string(Status::kCacheFull), "cache_full") == 0);
 }
+
+namespace {
+
+// A model of a cache: every token appended since the last clear, in order.
+// Random appends, attends and clears (bad sizes and a full cache included)
+// must give the model's statuses, and each attend the reference's rows over
+// the tokens the model says each query sees.
+template <class Cache>
+void random_operations(uint64_t seed, const char* what) {
+  constexpr size_t kMaxTokens = 48, hq = Cache::dims.hq, hkv = Cache::dims.hkv, dk = Cache::dims.dk,
+                   dv = Cache::dims.dv, cap = Cache::dims.m, max_new = Cache::dims.n;
+  constexpr size_t window = Cache::kRing ? cap - max_new + 1 : 0;  // the tests' rings: Capacity = W + MaxNew - 1
+  static Cache cache;
+  static float seq_k[kMaxTokens][hkv][dk], seq_v[kMaxTokens][hkv][dv];
+  static float k[hkv * max_new * dk], v[hkv * max_new * dv], q[hq * max_new * dk], y[hq * max_new * dv];
+  tatest::Rng rng(seed);
+  cache.clear();
+  size_t tokens = 0, attends = 0, bad = 0, status_errors = 0;
+  double worst = 0;
+  for (int op = 0; op < 300; ++op) {
+    const uint64_t r = rng.next_u64();
+    const size_t n = static_cast<size_t>((r >> 8) % (max_new + 2));  // 0 .. MaxNew + 1
+    if (r % 16 == 0) {
+      cache.clear();
+      tokens = 0;
+    } else if (r % 2 == 0) {
+      rng.fill_normal(k, sizeof k / sizeof k[0], 1.5f);
+      rng.fill_normal(v, sizeof v / sizeof v[0]);
+      const Status want = n == 0 || n > max_new                            ? Status::kBadDimension
+                          : (!Cache::kRing && tokens + n > cap) || tokens + n > kMaxTokens ? Status::kCacheFull
+                                                                                          : Status::kOk;
+      if (want == Status::kCacheFull && Cache::kRing) {  // the model's own limit: start over
+        cache.clear();
+        tokens = 0;
+        continue;
+      }
+      const Status got = cache.append(k, v, n);
+      status_errors += got != want;
+      if (got == Status::kOk) {
+        for (size_t h = 0; h < hkv; ++h)
+          for (size_t t = 0; t < n; ++t) {
+            for (size_t c = 0; c < dk; ++c) seq_k[tokens + t][h][c] = k[(h * n + t) * dk + c];
+            for (size_t c = 0; c < dv; ++c) seq_v[tokens + t][h][c] = v[(h * n + t) * dv + c];
+          }
+        tokens += n;
+      }
+    } else {
+      rng.fill_normal(q, sizeof q / sizeof q[0], 1.5f);
+      const Status want = n == 0 || n > max_new || n > tokens ? Status::kBadDimension : Status::kOk;
+      const Status got = cache.attend(q, y, n);
+      status_errors += got != want;
+      TA_CHECK(cache.position() == tokens);
+      if (got != Status::kOk || want != Status::kOk) continue;
+      ++attends;
+      // Each query alone against the reference over the tokens it sees.
+      for (size_t i = 0; i < n; ++i) {
+        const size_t p = tokens - n + i, lo = window && p + 1 > window ? p + 1 - window : 0, m = p + 1 - lo;
+        // The reference reads K and V as [Hkv][m][D]: the visible tokens, packed.
+        static float kd[hkv * kMaxTokens * dk], vd[hkv * kMaxTokens * dv], qq[hq][dk];
+        static double yy[hq][dv];
+        for (size_t h = 0; h < hkv; ++h)
+          for (size_t t = 0; t < m; ++t) {
+            for (size_t c = 0; c < dk; ++c) kd[(h * m + t) * dk + c] = seq_k[lo + t][h][c];
+            for (size_t c = 0; c < dv; ++c) vd[(h * m + t) * dv + c] = seq_v[lo + t][h][c];
+          }
+        for (size_t h = 0; h < hq; ++h)
+          for (size_t c = 0; c < dk; ++c) qq[h][c] = q[(h * n + i) * dk + c];
+        const Dims d{1, m, dk, dv, hq, hkv};
+        ref::forward(d, qq[0], kd, vd, Mask{}, effective_scale(d, {}), yy[0]);
+        const double vmax = tatest::max_abs(vd, d.v_elems());
+        for (size_t h = 0; h < hq; ++h)
+          for (size_t c = 0; c < dv; ++c) {
+            const double e = std::fabs(y[(h * n + i) * dv + c] - yy[h][c]);
+            worst = std::fmax(worst, e);
+            bad += !(e <= tatest::kOutAtol * vmax + tatest::kOutRtol * std::fabs(yy[h][c]));
+          }
+      }
+    }
+  }
+  TA_CHECK_MSG(status_errors == 0, "%s: %zu statuses differ from the model's", what, status_errors);
+  TA_CHECK_MSG(bad == 0 && attends > 20, "%s: %zu outputs off the reference (worst %.3g) over %zu attends", what, bad,
+               worst, attends);
+}
+
+}  // namespace
+
+TA_CASE("kv_cache: random appends, attends and clears follow a model of the cache") {
+  random_operations<KvCache<float, 2, 1, 4, 3, 9, 3>>(1, "linear");
+  random_operations<KvCache<float, 4, 2, 5, 6, 6, 3, 4>>(2, "ring");
+  random_operations<KvCache<float, 3, 3, 8, 2, 4, 1, 4>>(3, "ring, decode");
+}
