@@ -26,7 +26,7 @@ function(tinyattn_firmware_executable target)
     # includes picolibc.ld, the section layout.
     target_link_libraries(${target} PRIVATE tinyattn::riscv_runtime tinyattn::tinyattn)
     set_target_properties(${target} PROPERTIES SUFFIX ".elf" LINK_DEPENDS "${_map}")
-    target_link_options(${target} PRIVATE "--oslib=semihost" "--crt0=semihost" "-T${_map}"
+    target_link_options(${target} PRIVATE "--oslib=semihost" "--crt0=hosted" "-T${_map}"
                         "-Wl,--gc-sections" "-Wl,-Map=$<TARGET_FILE:${target}>.map")
     return()
   endif()

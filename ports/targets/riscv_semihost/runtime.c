@@ -1,7 +1,9 @@
 // Board glue for RISC-V bare metal with picolibc: picolibc's crt0 (linked
-// with --crt0=semihost) sets up the stack, .data and .bss, runs main and
-// exits through semihosting, so only the output and exit functions of
-// board.h and a trap handler are needed here. Output goes straight to
+// with --crt0=hosted: no command line and no printf-based fault dump, which
+// would pull in ~10 KB of printf with double support) sets up the stack,
+// .data and .bss, runs the constructors and main, and exit() ends the run
+// through semihosting (--oslib=semihost), so only the output and exit
+// functions of board.h and a trap handler are needed here. Output goes straight to
 // semihosting's SYS_WRITE0, without stdio (no FILE buffers, no heap).
 #include <stdint.h>
 #include <stdlib.h>
