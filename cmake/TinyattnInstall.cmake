@@ -28,6 +28,13 @@ if(TARGET tinyattn_cortex_m_runtime)
   install(FILES "${TINYATTN_CORTEX_M_DIR}/sections.ld" "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake"
           DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
 endif()
+# Bare-metal RISC-V: picolibc's crt0 is the startup; the runtime is board.h's
+# semihosting output and exit.
+if(TARGET tinyattn_riscv_runtime)
+  list(APPEND _tinyattn_exported tinyattn_riscv_runtime)
+  install(FILES "${TINYATTN_RISCV_DIR}/board.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tinyattn_riscv")
+  install(FILES "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake" DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
+endif()
 install(TARGETS ${_tinyattn_exported} EXPORT tinyattnTargets
         OBJECTS DESTINATION "${CMAKE_INSTALL_LIBDIR}/tinyattn_objects"
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"

@@ -2,14 +2,15 @@
 """docs/firmware.md's per-board table: flash, static RAM and stack of the
 size images (tests/firmware/size) for each core and optimization level.
 
-  flash      = text + data of the image (arm-none-eabi-size)
+  flash      = text + data of the image (Berkeley `size`, any ELF)
   static RAM = data + bss (the image's own buffers and the library's statics;
-               the linker script's stack reservation is not counted)
+               the linker script's stack reservation is not counted, also
+               where it is a .stack section: picolibc.ld on RISC-V)
   stack      = the worst chain of frames from main(), from GCC's call graphs
                (-fstack-usage -fcallgraph-info=su of the library build and of
                main.c), walked as scripts/stack_report.py walks them: an
                indirect call is charged the deepest port kernel, a function
-               outside the library (newlib, libgcc) 128 bytes.
+               outside the library (newlib, picolibc, libgcc) 128 bytes.
 
 usage: firmware_size_table.py <spec>...
   spec = board|opt|lib build dir|firmware build dir
@@ -24,6 +25,17 @@ import stack_report  # noqa: E402
 
 VARIANTS = [("fp32", "fp32"), ("fp32_selftest", "fp32 + self-test"),
             ("int8", "int8"), ("int8_selftest", "int8 + int8 self-test")]
+
+
+def stack_section(elf):
+    """Bytes of a .stack section (picolibc.ld reserves the stack as one, which
+    Berkeley size counts as bss; sections.ld on the Cortex-M boards has none)."""
+    out = subprocess.run(["size", "-A", elf], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == ".stack":
+            return int(fields[1])
+    return 0
 
 
 def graph(folders):
@@ -51,8 +63,9 @@ def main():
         for variant, _ in VARIANTS:
             elf = os.path.join(fw_dir, f"size_{variant}.elf")
             try:
-                out = subprocess.run(["arm-none-eabi-size", elf], check=True, capture_output=True, text=True).stdout
+                out = subprocess.run(["size", elf], check=True, capture_output=True, text=True).stdout
                 text, data, bss = (int(x) for x in out.splitlines()[1].split()[:3])
+                bss -= stack_section(elf)
             except (OSError, subprocess.CalledProcessError, IndexError, ValueError):
                 cells.append("missing")
                 failed = 1

@@ -12,9 +12,15 @@
 #    (which must pass): its image must hold no floating-point code
 #    (no soft-float helper), and its output bytes must equal the same
 #    program's built for the host;
+#  * RISC-V rv32imac (QEMU virt, -bios none), installed with
+#    toolchains/riscv32-elf.cmake (picolibc, no C++ standard library): the
+#    same C firmware (self-test, fp32 and int8 checks, image check), and the
+#    same int8-only firmware (no soft-float helper in its image, output bytes
+#    equal the host's; the fp32 firmware's image must show helpers, so the
+#    check is known to see them);
 #  * docs/firmware.md's size table: tests/firmware/size (fp32, int8, each
-#    with and without its self-test) on the installs of the three cores at
-#    -Os (the installs above) and -O2 (three more), flash, static RAM and the
+#    with and without its self-test) on the installs of the four cores at
+#    -Os (the installs above) and -O2 (four more), flash, static RAM and the
 #    worst stack from main() (scripts/firmware_size_table.py); printed, and
 #    written to $BUILD_ROOT/firmware/size-table.md.
 . "$TINYATTN_ROOT/scripts/lib.sh"
@@ -23,17 +29,30 @@ dir=$BUILD_ROOT/firmware
 rm -rf "$dir"
 mkdir -p "$dir"
 tc=$R/toolchains/cortex-m-generic.cmake
+rv_tc=$R/toolchains/riscv32-elf.cmake
+rv_flags="-march=rv32imac -mabi=ilp32"
+rv_map=$R/tests/firmware/riscv_virt.ld
 status=0
+# Soft-float helpers by their Arm ABI names (__aeabi_fadd, __aeabi_i2d, ...)
+# and libgcc's (__addsf3, __floatsidf, __fixsfsi, __extendsfdf2, ...).
+float_re_arm=' (__aeabi_(f|d)[a-z0-9]*|__aeabi_[a-z]+2[fd]|__[a-z]+[sd]f[0-9]?)$'
+float_re_riscv=' (__[a-z]+[sdt]f[0-9]?|__fix(uns)?[sdt]f[sdt]i|__float(un)?[sdt]i[sdt]f)$'
+run_riscv() {
+  timeout -k 5 120 qemu-system-riscv32 -M virt -bios none -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$1"
+}
 
 # -fstack-usage and the call graphs (no change to the code) for the size table's stack column.
 su="-fstack-usage -fcallgraph-info=su"
 opt_flags=(-DCMAKE_C_FLAGS_MINSIZEREL="-Os -DNDEBUG $su" -DCMAKE_CXX_FLAGS_MINSIZEREL="-Os -DNDEBUG $su"
            -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG $su" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG $su")
 
-# install_for <name> <cpu flags> [build type]: configure, build and install tinyattn for a core
-# (MinSizeRel, i.e. -Os, unless told; Release is -O2).
+# install_for <name> <cpu flags> [build type] [toolchain file]: configure, build and install
+# tinyattn for a core (MinSizeRel, i.e. -Os, unless told; Release is -O2; the
+# generic Cortex-M toolchain file unless told).
 install_for() {
-  { cmake -S "$R" -B "$dir/$1/lib" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$2" \
+  mkdir -p "$dir/$1"
+  { cmake -S "$R" -B "$dir/$1/lib" -G Ninja --toolchain "${4:-$tc}" "-DTINYATTN_CPU_FLAGS=$2" \
       -DCMAKE_BUILD_TYPE="${3:-MinSizeRel}" "${opt_flags[@]}" &&
     cmake --build "$dir/$1/lib" -j"$JOBS" &&
     cmake --install "$dir/$1/lib" --prefix "$dir/$1/prefix"; } > "$dir/$1/lib.log" 2>&1
@@ -70,6 +89,38 @@ else
   status=1
 fi
 
+# ---- RISC-V rv32imac: the same C firmware, from an install made with
+# toolchains/riscv32-elf.cmake, with the virt board's memory map
+label="rv32imac (qemu virt), installed"
+t=$(ta_now)
+mkdir -p "$dir/rv"
+rv() {
+  ta_say "[$label] tinyattn installed, then tests/firmware from the install"
+  install_for lib-rv "$rv_flags" MinSizeRel "$rv_tc" || { echo "library build or install (log: $dir/lib-rv/lib.log)"; return 1; }
+  { cmake -S "$R/tests/firmware" -B "$dir/rv/fw" -G Ninja --toolchain "$rv_tc" "-DTINYATTN_CPU_FLAGS=$rv_flags" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/lib-rv/prefix" "-DFIRMWARE_MEMORY_MAP=$rv_map" &&
+    cmake --build "$dir/rv/fw"; } > "$dir/rv/fw.log" 2>&1 || { echo "firmware build (log: $dir/rv/fw.log)"; return 1; }
+  elf=$dir/rv/fw/attention_firmware.elf
+  cmake -DNM=riscv64-unknown-elf-nm "-DIMAGE=$elf" -DNAME=attention_firmware \
+    -P "$R/ports/targets/cortex_m/check_image.cmake" > "$dir/rv/image.log" 2>&1 ||
+    { echo "image check (log: $dir/rv/image.log)"; return 1; }
+  # rv32imac has no FPU: this fp32 image must show soft-float helpers, or the
+  # int8 image's check below could not see them either.
+  riscv64-unknown-elf-nm "$elf" | grep -E "$float_re_riscv" > "$dir/rv/float_symbols.txt" ||
+    { echo "no soft-float helper found in the fp32 image: the int8 check's pattern is wrong"; return 1; }
+  run_riscv "$elf" > "$dir/rv/run.log" 2>&1 || { echo "exit status $? (log: $dir/rv/run.log)"; return 1; }
+  grep -q '^attention_firmware: OK$' "$dir/rv/run.log" || { echo "no OK line (log: $dir/rv/run.log)"; return 1; }
+}
+if why=$(rv); then
+  summary=$(grep -E '^[0-9]+ Tests [0-9]+ Failures' "$dir/rv/run.log" | tail -n 1)
+  size=$(riscv64-unknown-elf-size "$dir/rv/fw/attention_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+  ta_append_row "$label" "default" - "$(($(awk '{ print $1 - $3 }' <<< "$summary") + 1))" 0 0 "$size" \
+    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, no C++ standard library, $(wc -l < "$dir/rv/float_symbols.txt") soft-float helpers in the fp32 image"
+else
+  ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
+  status=1
+fi
+
 # ---- Cores without FPU: int8 only, no floating point in the image
 host_tool() {
   ta_say "[firmware] host tool and library (scalar only), the offline plan"
@@ -87,25 +138,31 @@ host_tool() {
 
 # int8_on <name> <library> <cpu flags> <qemu machine> <memory map>: tinyattn
 # installed for the core (once per <library>), tests/firmware/int8 from the
-# install, its symbols, its run.
+# install, its symbols, its run. Machine "virt" is the RISC-V one.
 int8_on() {
   local name=$1 lib=$2 flags=$3 machine=$4 map=$5 d=$dir/$1
+  local toolchain=$tc nm=arm-none-eabi-nm float_re=$float_re_arm
+  if [ "$machine" = virt ]; then
+    toolchain=$rv_tc nm=riscv64-unknown-elf-nm float_re=$float_re_riscv
+  fi
   mkdir -p "$d" "$dir/$lib"
   if [ ! -d "$dir/$lib/prefix" ]; then
-    install_for "$lib" "$flags" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
+    install_for "$lib" "$flags" MinSizeRel "$toolchain" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
   fi
-  { cmake -S "$R/tests/firmware/int8" -B "$d/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+  { cmake -S "$R/tests/firmware/int8" -B "$d/fw" -G Ninja --toolchain "$toolchain" "-DTINYATTN_CPU_FLAGS=$flags" \
       -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/$lib/prefix" "-DINT8_PLAN_HEADER=$dir/int8_plan.h" \
       "-DFIRMWARE_MEMORY_MAP=$map" &&
     cmake --build "$d/fw"; } > "$d/fw.log" 2>&1 || { echo "firmware build (log: $d/fw.log)"; return 1; }
   local elf=$d/fw/int8_firmware.elf
-  # Soft-float helpers by their ABI names (__aeabi_fadd, __aeabi_i2d, ...)
-  # and libgcc's (__addsf3, __floatsidf, ...).
-  arm-none-eabi-nm "$elf" | grep -E ' (__aeabi_(f|d)[a-z0-9]*|__aeabi_[a-z]+2[fd]|__[a-z]+[sd]f[0-9]?)$' \
-    > "$d/float_symbols.txt" && { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$d/float_symbols.txt")"; return 1; }
-  timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$elf" > "$d/run.log" 2>&1 ||
-    { echo "exit status $? (log: $d/run.log)"; return 1; }
+  "$nm" "$elf" | grep -E "$float_re" > "$d/float_symbols.txt" &&
+    { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$d/float_symbols.txt")"; return 1; }
+  if [ "$machine" = virt ]; then
+    run_riscv "$elf" > "$d/run.log" 2>&1 || { echo "exit status $? (log: $d/run.log)"; return 1; }
+  else
+    timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+      -semihosting-config enable=on,target=native -kernel "$elf" > "$d/run.log" 2>&1 ||
+      { echo "exit status $? (log: $d/run.log)"; return 1; }
+  fi
   # The integer-only self-test ran first and passed (the program exits 1 otherwise).
   grep -qE '^[0-9]+ Tests 0 Failures 0 Ignored$' "$d/run.log" ||
     { echo "no passing int8 self-test summary (log: $d/run.log)"; return 1; }
@@ -122,13 +179,14 @@ host_tool || host_ok=0
 # the micro:bit's Cortex-M0 with 16 KB.
 for spec in "m3|lib-m3|cortex-m3 (mps2-an385), installed, soft float|-mcpu=cortex-m3 -mthumb -mfloat-abi=soft|mps2-an385|$R/tests/firmware/mps2_an500.ld" \
             "m0|lib-m0|cortex-m0 code (mps2-an385), installed, Armv6-M|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|mps2-an385|$R/tests/firmware/mps2_an500.ld" \
-            "m0mb|lib-m0|cortex-m0 (microbit, 16 KB RAM), installed|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|microbit|$R/tests/firmware/microbit.ld"; do
+            "m0mb|lib-m0|cortex-m0 (microbit, 16 KB RAM), installed|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|microbit|$R/tests/firmware/microbit.ld" \
+            "rv8|lib-rv|rv32imac (qemu virt), installed, int8 only|$rv_flags|virt|$rv_map"; do
   IFS='|' read -r name lib label flags machine map <<< "$spec"
   ta_say "[$label] tinyattn installed, then tests/firmware/int8 from the install"
   if [ "$host_ok" = 0 ]; then
     why="the host tool or the host build of the int8 program (log: $dir/host.log)"
   elif why=$(int8_on "$name" "$lib" "$flags" "$machine" "$map"); then
-    size=$(arm-none-eabi-size "$dir/$name/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+    size=$(size "$dir/$name/fw/int8_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
     ta_append_row "$label" "default" - 2 0 0 "$size" "$(ta_seconds "$t")" \
       "ok: int8 only, offline plan, int8 self-test passed, no floating-point code, output bytes equal the host's"
     t=$(ta_now)
@@ -142,11 +200,12 @@ done
 # ---- docs/firmware.md's size table: every core at -Os and -O2
 t=$(ta_now)
 size_table() {
-  local specs=() spec name flags lib build opt
-  for spec in "m7|cortex-m7, hard float (FPv5-D16)|-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard" \
-              "lib-m3|cortex-m3, soft float|-mcpu=cortex-m3 -mthumb -mfloat-abi=soft" \
-              "lib-m0|cortex-m0 (Armv6-M), soft float|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"; do
-    IFS='|' read -r name label flags <<< "$spec"
+  local specs=() spec name flags lib build opt toolchain map
+  for spec in "m7|cortex-m7, hard float (FPv5-D16)|-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard|$tc|$R/tests/firmware/mps2_an500.ld" \
+              "lib-m3|cortex-m3, soft float|-mcpu=cortex-m3 -mthumb -mfloat-abi=soft|$tc|$R/tests/firmware/mps2_an500.ld" \
+              "lib-m0|cortex-m0 (Armv6-M), soft float|-mcpu=cortex-m0 -mthumb -mfloat-abi=soft|$tc|$R/tests/firmware/mps2_an500.ld" \
+              "lib-rv|rv32imac, soft float (picolibc)|$rv_flags|$rv_tc|$rv_map"; do
+    IFS='|' read -r name label flags toolchain map <<< "$spec"
     for build in MinSizeRel Release; do
       opt=-Os lib=$name
       if [ "$build" = Release ]; then
@@ -154,11 +213,11 @@ size_table() {
       fi
       if [ ! -d "$dir/$lib/prefix" ]; then
         mkdir -p "$dir/$lib"
-        install_for "$lib" "$flags" "$build" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
+        install_for "$lib" "$flags" "$build" "$toolchain" || { echo "library build or install (log: $dir/$lib/lib.log)"; return 1; }
       fi
-      { cmake -S "$R/tests/firmware/size" -B "$dir/$lib/size" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+      { cmake -S "$R/tests/firmware/size" -B "$dir/$lib/size" -G Ninja --toolchain "$toolchain" "-DTINYATTN_CPU_FLAGS=$flags" \
           -DCMAKE_BUILD_TYPE=$build "${opt_flags[@]}" "-DCMAKE_PREFIX_PATH=$dir/$lib/prefix" \
-          "-DINT8_PLAN_HEADER=$dir/int8_plan.h" &&
+          "-DINT8_PLAN_HEADER=$dir/int8_plan.h" "-DFIRMWARE_MEMORY_MAP=$map" &&
         cmake --build "$dir/$lib/size" -j"$JOBS"; } > "$dir/$lib/size.log" 2>&1 ||
         { echo "size images (log: $dir/$lib/size.log)"; return 1; }
       specs+=("$label|$opt|$dir/$lib/lib|$dir/$lib/size")
@@ -179,7 +238,7 @@ elif why=$(size_table); then
   doc_note="docs/firmware.md's table matches this run"
   while IFS= read -r row; do
     grep -qxF "$row" "$R/docs/firmware.md" || { doc_note="docs/firmware.md's table differs from this run: update it"; break; }
-  done < <(grep '^| cortex' "$dir/size-table.md")
+  done < <(grep -E '^\| (cortex|rv32)' "$dir/size-table.md")
   ta_say "[firmware size table] $doc_note"
   ta_append_row "firmware size table" - - 1 0 0 - "$(ta_seconds "$t")" "ok: $dir/size-table.md; $doc_note"
 else

@@ -14,10 +14,18 @@ foreach(_header IN LISTS _tinyattn_public_headers)
   set(_tu ${CMAKE_CURRENT_BINARY_DIR}/header_alone/${_name}.cc)
   file(CONFIGURE OUTPUT ${_tu} CONTENT "#include \"tinyattn/${_name}.h\"\n#include \"tinyattn/${_name}.h\"\n")
   add_test(NAME api_header_alone_${_name}
-           COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only -Wall -Wextra -Wshadow -Wconversion -Werror
-                   -I${PROJECT_SOURCE_DIR}/lib/include ${_tu})
+           COMMAND ${CMAKE_CXX_COMPILER} ${TINYATTN_CHECK_CXX_FLAGS} -std=c++17 -fsyntax-only -Wall -Wextra -Wshadow
+                   -Wconversion -Werror -I${PROJECT_SOURCE_DIR}/lib/include ${_tu})
   set_tests_properties(api_header_alone_${_name} PROPERTIES LABELS "api;compile")
 endforeach()
+
+# The standard library's part that tinyattn uses means what the code relies
+# on: against the real library on hosted targets and the Cortex-M boards, and
+# against lib/freestanding/include where the toolchain has none (RISC-V).
+add_test(NAME api_freestanding_subset
+         COMMAND ${CMAKE_CXX_COMPILER} ${TINYATTN_CHECK_CXX_FLAGS} -std=c++17 -fsyntax-only -Wall -Wextra -Wshadow
+                 -Wconversion -Werror ${CMAKE_CURRENT_LIST_DIR}/freestanding.cc)
+set_tests_properties(api_freestanding_subset PROPERTIES LABELS "api;compile")
 
 # The umbrella header includes every public header, and public headers use no
 # <cmath> and no compiler builtins; backward.h's example is the code
@@ -39,7 +47,7 @@ set(_tinyattn_shape_cases
   "1|Hq must be a multiple of Hkv"
   "2|N \\(query rows\\) must be in \\[1, kMaxDim\\]"
   "3|Dk must be in \\[1, kMaxDim\\]")
-set(_tinyattn_shape_compile ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only
+set(_tinyattn_shape_compile ${CMAKE_CXX_COMPILER} ${TINYATTN_CHECK_CXX_FLAGS} -std=c++17 -fsyntax-only
     -I${PROJECT_SOURCE_DIR}/lib/include ${CMAKE_CURRENT_LIST_DIR}/compile_fail.cc)
 foreach(_case IN LISTS _tinyattn_shape_cases)
   string(REPLACE "|" ";" _parts "${_case}")

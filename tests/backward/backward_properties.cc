@@ -8,6 +8,7 @@
 //   recompute mode against saved-weights mode: kModeTol, same form.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "support.h"

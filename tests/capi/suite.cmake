@@ -33,7 +33,7 @@ set_tests_properties(usage_example_docs_c_api_md PROPERTIES LABELS "capi;docs")
 # The header alone, as C99 and as C++17, with every warning an error.
 set(_capi_header ${PROJECT_SOURCE_DIR}/lib/include/tinyattn/tinyattn_c.h)
 add_test(NAME capi_header_c99
-         COMMAND ${CMAKE_C_COMPILER} -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c ${_capi_header})
+         COMMAND ${CMAKE_C_COMPILER} ${TINYATTN_CHECK_C_FLAGS} -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c ${_capi_header})
 add_test(NAME capi_header_cxx17
-         COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++ ${_capi_header})
+         COMMAND ${CMAKE_CXX_COMPILER} ${TINYATTN_CHECK_CXX_FLAGS} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++ ${_capi_header})
 set_tests_properties(capi_header_c99 capi_header_cxx17 PROPERTIES LABELS "capi;compile")

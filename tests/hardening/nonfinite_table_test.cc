@@ -13,6 +13,7 @@
 // fp16 first, so every dtype reads the same numbers).
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "float_paths.h"

@@ -4,6 +4,7 @@
 // row_max's NaN rule at every position, and no write outside the given range.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "support.h"

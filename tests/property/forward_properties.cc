@@ -1,6 +1,7 @@
 // Properties of forward attention, for every port, on shapes that are and are
 // not multiples of the vector width. Written once; runs on every target.
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "float_paths.h"
