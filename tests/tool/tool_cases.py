@@ -401,6 +401,48 @@ def run_cases():
     check_i8("i8_bias_per_head", (4, 6, 8, 5, 2, 2), base, ["--causal", "top-left"],
              mask={"causal": 1, "causal_name": "top-left"}, bias=(([0.02, 0.03], [1, 2]), b8))
     check_i8("i8_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), zps, [], weights=False, qparams_file=True)
+    # --past-k/--past-v on 3-D (f32) and 4-D int8 runs: the same outputs as K and V joined by hand,
+    # the present files equal to that join; a float --mask is the same as --bias.
+    def same_as_joined(name, dtype, arrays, past, flags):
+        q, k, v = arrays
+        pk, pv = past
+        files = {t: save(f"{name}_{t}.npy", a) for t, a in (("q", q), ("k", k), ("v", v), ("pk", pk), ("pv", pv),
+                                                            ("jk", np.concatenate((pk, k), -2)),
+                                                            ("jv", np.concatenate((pv, v), -2)))}
+        out = lambda t: str(WORK / f"{name}_{t}.npy")
+        r1 = tool("run", "--dtype", dtype, "--q", files["q"], "--k", files["k"], "--v", files["v"], "--past-k",
+                  files["pk"], "--past-v", files["pv"], "--present-k", out("present_k"), "--present-v",
+                  out("present_v"), "--out", out("y1"), "--weights", out("a1"), *flags)
+        r2 = tool("run", "--dtype", dtype, "--q", files["q"], "--k", files["jk"], "--v", files["jv"], "--out", out("y2"),
+                  "--weights", out("a2"), *flags)
+        if r1.returncode or r2.returncode:
+            failures.append(f"{name}: exit {r1.returncode}/{r2.returncode}: {r1.stderr.strip()} {r2.stderr.strip()}")
+            return
+        same = lambda a, b: np.load(out(a)).tobytes() == np.load(out(b)).tobytes()
+        joined = lambda t: np.load(files["j" + t]).tobytes() == np.load(out("present_" + t)).tobytes()
+        if not (same("y1", "y2") and same("a1", "a2") and joined("k") and joined("v")):
+            failures.append(f"{name}: a run with a past differs from the run over the joined keys")
+        else:
+            print(f"ok   {name}: the past run equals the joined one, present = past + new")
+
+    same_as_joined("past_3d_f32", "f32", (r(2, 3, 8).astype(np.float32), r(1, 4, 8).astype(np.float32),
+                                          r(1, 4, 5).astype(np.float32)),
+                   (r(1, 5, 8).astype(np.float32), r(1, 5, 5).astype(np.float32)), ["--causal", "bottom-right"])
+    i8 = lambda *shape: rng.integers(-128, 128, size=shape).astype(np.int8)
+    same_as_joined("past_4d_i8", "i8", (i8(2, 2, 3, 8), i8(2, 1, 2, 8), i8(2, 1, 2, 4)), (i8(2, 1, 4, 8), i8(2, 1, 4, 4)),
+                   ["--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--causal", "bottom-right"])
+    fm = (rng.standard_normal((5, 7)) * 0.5).astype(np.float32)
+    fm[2, 3] = -np.inf
+    fq, fk, fv = (save(f"fmask_{t}.npy", a.astype(np.float32)) for t, a in (("q", r(5, 16)), ("k", r(7, 16)),
+                                                                            ("v", r(7, 8))))
+    fmask = save("fmask.npy", fm)
+    r1 = tool("run", "--q", fq, "--k", fk, "--v", fv, "--mask", fmask, "--out", str(WORK / "fmask_y1.npy"))
+    r2 = tool("run", "--q", fq, "--k", fk, "--v", fv, "--bias", fmask, "--out", str(WORK / "fmask_y2.npy"))
+    if r1.returncode or r2.returncode or \
+            np.load(WORK / "fmask_y1.npy").tobytes() != np.load(WORK / "fmask_y2.npy").tobytes():
+        failures.append("float_mask_is_bias: a float --mask differs from the same --bias")
+    else:
+        print("ok   float_mask_is_bias: a float --mask gives the bytes of the same --bias")
     print(f"worst: f16 max|y - y_ref|/max|v| = {worst['f16_y']:.2e}, f16 max|a - a_ref| = {worst['f16_a']:.2e}, "
           f"i8 Y {worst['i8_y_lsb']:.3f} LSB and probabilities {worst['i8_p_lsb']:.3f} LSB from the float64 softmax")
 
