@@ -401,6 +401,48 @@ def run_cases():
     check_i8("i8_bias_per_head", (4, 6, 8, 5, 2, 2), base, ["--causal", "top-left"],
              mask={"causal": 1, "causal_name": "top-left"}, bias=(([0.02, 0.03], [1, 2]), b8))
     check_i8("i8_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), zps, [], weights=False, qparams_file=True)
+    # --past-k/--past-v on 3-D (f32) and 4-D int8 runs: the same outputs as K and V joined by hand,
+    # the present files equal to that join; a float --mask is the same as --bias.
+    def same_as_joined(name, dtype, arrays, past, flags):
+        q, k, v = arrays
+        pk, pv = past
+        files = {t: save(f"{name}_{t}.npy", a) for t, a in (("q", q), ("k", k), ("v", v), ("pk", pk), ("pv", pv),
+                                                            ("jk", np.concatenate((pk, k), -2)),
+                                                            ("jv", np.concatenate((pv, v), -2)))}
+        out = lambda t: str(WORK / f"{name}_{t}.npy")
+        r1 = tool("run", "--dtype", dtype, "--q", files["q"], "--k", files["k"], "--v", files["v"], "--past-k",
+                  files["pk"], "--past-v", files["pv"], "--present-k", out("present_k"), "--present-v",
+                  out("present_v"), "--out", out("y1"), "--weights", out("a1"), *flags)
+        r2 = tool("run", "--dtype", dtype, "--q", files["q"], "--k", files["jk"], "--v", files["jv"], "--out", out("y2"),
+                  "--weights", out("a2"), *flags)
+        if r1.returncode or r2.returncode:
+            failures.append(f"{name}: exit {r1.returncode}/{r2.returncode}: {r1.stderr.strip()} {r2.stderr.strip()}")
+            return
+        same = lambda a, b: np.load(out(a)).tobytes() == np.load(out(b)).tobytes()
+        joined = lambda t: np.load(files["j" + t]).tobytes() == np.load(out("present_" + t)).tobytes()
+        if not (same("y1", "y2") and same("a1", "a2") and joined("k") and joined("v")):
+            failures.append(f"{name}: a run with a past differs from the run over the joined keys")
+        else:
+            print(f"ok   {name}: the past run equals the joined one, present = past + new")
+
+    same_as_joined("past_3d_f32", "f32", (r(2, 3, 8).astype(np.float32), r(1, 4, 8).astype(np.float32),
+                                          r(1, 4, 5).astype(np.float32)),
+                   (r(1, 5, 8).astype(np.float32), r(1, 5, 5).astype(np.float32)), ["--causal", "bottom-right"])
+    i8 = lambda *shape: rng.integers(-128, 128, size=shape).astype(np.int8)
+    same_as_joined("past_4d_i8", "i8", (i8(2, 2, 3, 8), i8(2, 1, 2, 8), i8(2, 1, 2, 4)), (i8(2, 1, 4, 8), i8(2, 1, 4, 4)),
+                   ["--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--causal", "bottom-right"])
+    fm = (rng.standard_normal((5, 7)) * 0.5).astype(np.float32)
+    fm[2, 3] = -np.inf
+    fq, fk, fv = (save(f"fmask_{t}.npy", a.astype(np.float32)) for t, a in (("q", r(5, 16)), ("k", r(7, 16)),
+                                                                            ("v", r(7, 8))))
+    fmask = save("fmask.npy", fm)
+    r1 = tool("run", "--q", fq, "--k", fk, "--v", fv, "--mask", fmask, "--out", str(WORK / "fmask_y1.npy"))
+    r2 = tool("run", "--q", fq, "--k", fk, "--v", fv, "--bias", fmask, "--out", str(WORK / "fmask_y2.npy"))
+    if r1.returncode or r2.returncode or \
+            np.load(WORK / "fmask_y1.npy").tobytes() != np.load(WORK / "fmask_y2.npy").tobytes():
+        failures.append("float_mask_is_bias: a float --mask differs from the same --bias")
+    else:
+        print("ok   float_mask_is_bias: a float --mask gives the bytes of the same --bias")
     print(f"worst: f16 max|y - y_ref|/max|v| = {worst['f16_y']:.2e}, f16 max|a - a_ref| = {worst['f16_a']:.2e}, "
           f"i8 Y {worst['i8_y_lsb']:.3f} LSB and probabilities {worst['i8_p_lsb']:.3f} LSB from the float64 softmax")
 
@@ -479,7 +521,8 @@ def malformed():
         ("structured_dtype", write("t21.npy", raw_npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (5, 16), }", good[128:])),
          "structured"),
         ("one_dimensional", save("t22.npy", q.reshape(-1)), "expected 2-D"),
-        ("four_dimensional", save("t23.npy", q.reshape(1, 1, 5, 16)), "expected 2-D"),
+        ("four_dimensional_q_only", save("t23.npy", q.reshape(1, 1, 5, 16)), "must have the same rank"),
+        ("five_dimensional", save("t26.npy", q.reshape(1, 1, 1, 5, 16)), "expected 2-D"),
         ("garbage_after_dict", write("t24.npy", raw_npy(f32[:-1] + "}x", good[128:])), "after the header dict"),
         ("missing_file", str(WORK / "does_not_exist.npy"), "cannot open"),
         ("control_bytes", write("t25.npy", raw_npy("{'descr': '<f4',\x00 'fortran_order': False, 'shape': (5, 16), }", good[128:])),
@@ -502,9 +545,12 @@ def malformed():
                  "does not match")
     bad_mask = save("m_mask.npy", np.ones((5, 6), bool))
     expect_error("mask_shape", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--mask", bad_mask, *base], "(5, 6)")
-    float_mask = save("m_maskf.npy", np.ones((5, 7), np.float32))
-    expect_error("mask_dtype", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--mask", float_mask, *base],
+    int8_mask = save("m_mask8.npy", np.ones((5, 7), np.int8))
+    expect_error("mask_dtype", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--mask", int8_mask, *base],
                  "bool or uint8")
+    float_mask = save("m_maskf.npy", np.zeros((5, 7), np.float32))
+    expect_error("float_mask_and_bias", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--mask", float_mask,
+                                         "--bias", float_mask, *base], "give one of them")
     common = ["run", "--q", good_q, "--k", good_k, "--v", good_v, *base]
     expect_error("dtype_other", [*common, "--dtype", "f64"], "--dtype", code=2)
     # --dtype f16 / i8 inputs and --qparams
@@ -551,6 +597,37 @@ def malformed():
     for bad in ("0", "-1", "inf", "nan", "2x"):
         expect_error(f"softcap_{bad}", [*common, "--softcap", bad], "--softcap", code=2)
     expect_error("i8_softcap", [*common8, "--qparams", good_qp, "--softcap", "5"], "--softcap", code=2)
+    # 4-D (ONNX's batched form), past keys/values, attn_mask broadcasting, --causal onnx
+    q4 = save("m_q4.npy", rng.standard_normal((2, 2, 3, 16)).astype(np.float32))
+    k4 = save("m_k4.npy", rng.standard_normal((2, 1, 4, 16)).astype(np.float32))
+    v4 = save("m_v4.npy", rng.standard_normal((2, 1, 4, 8)).astype(np.float32))
+    common4 = ["run", "--q", q4, "--k", k4, "--v", v4, *base]
+    k4b = save("m_k4b.npy", rng.standard_normal((3, 1, 4, 16)).astype(np.float32))
+    expect_error("batch_mismatch", ["run", "--q", q4, "--k", k4b, "--v", v4, *base], "batch sizes differ")
+    pk = save("m_pk.npy", rng.standard_normal((2, 1, 5, 16)).astype(np.float32))
+    pv = save("m_pv.npy", rng.standard_normal((2, 1, 5, 8)).astype(np.float32))
+    pv6 = save("m_pv6.npy", rng.standard_normal((2, 1, 6, 8)).astype(np.float32))
+    pk_dk = save("m_pk_dk.npy", rng.standard_normal((2, 1, 5, 12)).astype(np.float32))
+    expect_error("past_k_without_past_v", [*common4, "--past-k", pk], "--past-v", code=2)
+    expect_error("present_k_without_present_v", [*common4, "--present-k", str(WORK / "pk_out.npy")], "--present-v",
+                 code=2)
+    expect_error("past_lengths_differ", [*common4, "--past-k", pk, "--past-v", pv6], "past lengths differ")
+    expect_error("past_dk_differs", [*common4, "--past-k", pk_dk, "--past-v", pv], "Dk")
+    expect_error("past_rank_differs", [*common, "--past-k", pk, "--past-v", pv], "the past keys need")
+    for name, shape in (("mask4_bad_batch", (3, 1, 3, 4)), ("mask4_bad_heads", (2, 3, 3, 4)),
+                        ("mask4_bad_rows", (1, 1, 2, 4)), ("mask4_too_long", (3, 5)), ("mask4_five_axes", (1, 1, 1, 3, 4))):
+        expect_error(name, [*common4, "--mask", save(f"{name}.npy", np.ones(shape, bool))], "must broadcast to")
+    expect_error("kv_len_list_length", [*common4, "--kv-len", "1,2,3"], "one per batch element", code=2)
+    expect_error("kv_len_list_range", [*common4, "--kv-len", "2,5"], "--kv-len", code=2)
+    expect_error("causal_onnx_with_offset", [*common4, "--causal", "onnx", "--offset", "1"], "drop --offset", code=2)
+    q4l = save("m_q4l.npy", np.zeros((2, 1, 3, 1), np.float32))
+    expect_error("past_too_long", ["run", "--q", q4l, "--k", save("m_k4l.npy", np.zeros((2, 1, 40000, 1), np.float32)),
+                                   "--v", save("m_v4l.npy", np.zeros((2, 1, 40000, 1), np.float32)),
+                                   "--past-k", save("m_pk4l.npy", np.zeros((2, 1, 30000, 1), np.float32)),
+                                   "--past-v", save("m_pv4l.npy", np.zeros((2, 1, 30000, 1), np.float32)), *base],
+                 "above the limit of 65536")
+    expect_error("batch_element_named", [*common4, "--kv-len", "4,2", "--causal", "offset", "--offset", "1"],
+                 "batch element 1")
     expect_error("unknown_flag", [*common, "--frobnicate", "1"], "unknown argument", code=2)
     expect_error("missing_out", ["run", "--q", good_q, "--k", good_k, "--v", good_v], "--out", code=2)
     expect_error("unknown_command", ["frobnicate"], "unknown command", code=2)

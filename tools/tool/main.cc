@@ -1,5 +1,6 @@
 // tinyattn: the host tool.
 //   tinyattn run --q q.npy --k k.npy --v v.npy [mask options] --out y.npy [--weights a.npy]
+//                [--past-k pk.npy --past-v pv.npy] [--present-k k.npy --present-v v.npy]
 //                [--dtype f32|f16|i8 [--qparams SPEC]]
 //   tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
 //   tinyattn selftest [--port P] [--format unity|table|both]
@@ -7,16 +8,17 @@
 // Every error is one line on stderr and a non-zero exit status.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <climits>
-#include <cstdint>
 #include <climits>
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,22 +47,28 @@ constexpr size_t kMaxOutputBytes = size_t{1} << 30;
 const char kUsage[] =
     "usage:\n"
     "  tinyattn run --q Q.npy --k K.npy --v V.npy --out Y.npy [--weights A.npy]\n"
-    "               [--mask M.npy] [--causal top-left|bottom-right|offset] [--window L,R[,top-left|bottom-right|offset]]\n"
+    "               [--mask M.npy] [--causal top-left|bottom-right|offset|onnx] [--window L,R[,top-left|bottom-right|offset]]\n"
     "               [--offset K] [--scores S.npy [--score-stage scaled|softcapped|masked]]\n"
-    "               [--kv-len L] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
+    "               [--past-k PK.npy --past-v PV.npy] [--present-k K.npy --present-v V.npy]\n"
+    "               [--kv-len L[,L1,...]] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
     "  tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
-    "Tensors are .npy files: Q [Hq,]N,Dk  K [Hkv,]M,Dk  V [Hkv,]M,Dv: float32 or float16 for f32 and f16\n"
-    "(f32 inputs to f16 are rounded to nearest even), int8 for i8; mask [Hq,]N,M bool/uint8 (nonzero =\n"
-    "attend); bias [Hq,]N,M float32 (int8 with b= in --qparams for i8). Per-head parameters: S1/S2/...\n"
-    "or S1:Z1/S2:Z2/... (one per head of that tensor). Outputs: Y and A as float32 (f32), float16 (f16);\n"
-    "Y int8 and A uint16 Q0.15 probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C)\n"
-    "before the bias and masks, as ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at\n"
-    "key i + K (ONNX's causal rule over a cache of `valid` keys: K = valid - N, with --kv-len valid).\n"
-    "--scores writes the float32 logits [Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32 only).\n"
+    "Tensors are .npy files: Q [[B,]Hq,]N,Dk  K [[B,]Hkv,]M,Dk  V [[B,]Hkv,]M,Dv (4-D: ONNX Attention's\n"
+    "batched form, one library call per batch element): float32 or float16 for f32 and f16 (f32 inputs to\n"
+    "f16 are rounded to nearest even), int8 for i8. --past-k/--past-v: K's and V's layout with P rows,\n"
+    "joined before the new ones (--present-k/--present-v write the P + M rows). mask [Hq,]N,M: bool/uint8\n"
+    "(nonzero = attend) or float (added to the logits); 4-D runs take any shape that broadcasts to\n"
+    "[B,Hq,N,M] as ONNX's attn_mask does (a shorter last axis is padded as masked). bias: float32 (int8\n"
+    "with b= in --qparams for i8). Per-head parameters: S1/S2/... or S1:Z1/S2:Z2/... (one per head of\n"
+    "that tensor). Outputs: Y and A as float32 (f32), float16 (f16); Y int8 and A uint16 Q0.15\n"
+    "probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C) before the bias and masks, as\n"
+    "ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at key i + K. --causal onnx is\n"
+    "ONNX's is_causal: K = the past length, or valid - N with --kv-len valid (one per batch element\n"
+    "allowed, ONNX's nonpad_kv_seqlen), else 0.\n"
+    "--scores writes the float32 logits [[B,]Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32).\n"
     "plan prints the int8 plan of --qparams (same syntax) as a C (or C++) initializer, one head plan per\n"
     "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n";
 #undef TINYATTN_TOOL_PORT_NAME
@@ -117,7 +125,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
   std::string causal, window, offset, kv_len, scale, softcap, scores, score_stage = "scaled", heads, dtype = "f32",
-      port = "default", qparams;
+      port = "default", qparams, past_k, past_v, present_k, present_v;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
@@ -202,23 +210,35 @@ bool parse_qparams(const std::string& spec_in, QuantSpec* out, std::string* erro
   return true;
 }
 
-// A tensor as [heads][rows][cols]; a 2-D file is one head.
-struct Tensor3 {
-  size_t heads = 1, rows = 0, cols = 0;
-  bool had_heads_axis = false;
+// A tensor as [batch][heads][rows][cols]: a 2-D file is one head of one batch
+// element, a 3-D file [heads, rows, cols] one batch element, a 4-D file ONNX
+// Attention's [batch, heads, sequence, width].
+struct Tensor4 {
+  size_t batch = 1, heads = 1, rows = 0, cols = 0;
+  size_t rank = 2;
 };
 
-bool as_tensor3(const Array& a, const std::string& name, Tensor3* t, std::string* error) {
-  if (a.shape.size() == 2) {
-    *t = {1, a.shape[0], a.shape[1], false};
-    return true;
+bool as_tensor4(const Array& a, const std::string& name, Tensor4* t, std::string* error) {
+  const std::vector<size_t>& s = a.shape;
+  if (s.size() == 2) *t = {1, 1, s[0], s[1], 2};
+  else if (s.size() == 3) *t = {1, s[0], s[1], s[2], 3};
+  else if (s.size() == 4) *t = {s[0], s[1], s[2], s[3], 4};
+  else {
+    *error = name + ": expected 2-D [rows, cols], 3-D [heads, rows, cols] or 4-D [batch, heads, rows, cols], got shape " +
+             a.shape_text();
+    return false;
   }
-  if (a.shape.size() == 3) {
-    *t = {a.shape[0], a.shape[1], a.shape[2], true};
-    return true;
+  return true;
+}
+
+// The product of sizes, SIZE_MAX if it overflows (so a limit check fails).
+size_t product(std::initializer_list<size_t> factors) {
+  size_t p = 1;
+  for (size_t f : factors) {
+    if (f != 0 && p > SIZE_MAX / f) return SIZE_MAX;
+    p *= f;
   }
-  *error = name + ": expected 2-D [rows, cols] or 3-D [heads, rows, cols], got shape " + a.shape_text();
-  return false;
+  return p;
 }
 
 bool load_float(const std::string& path, const std::string& what, Array* a, std::vector<float>* values,
@@ -263,6 +283,75 @@ std::string shapes(const std::string& a_name, const Array& a, const std::string&
   return a_name + " has shape " + a.shape_text() + " and " + b_name + " has shape " + b.shape_text();
 }
 
+// ONNX's present_key / present_value: the past [B][H][P][D] and the new
+// [B][H][M][D] joined along the sequence axis, [B][H][P + M][D].
+template <typename T>
+std::vector<T> concat_sequence(const std::vector<T>& past, const std::vector<T>& cur, size_t bh, size_t p, size_t m,
+                               size_t d) {
+  std::vector<T> out(bh * (p + m) * d);
+  for (size_t i = 0; i < bh; ++i) {
+    std::copy(past.begin() + i * p * d, past.begin() + (i + 1) * p * d, out.begin() + i * (p + m) * d);
+    std::copy(cur.begin() + i * m * d, cur.begin() + (i + 1) * m * d, out.begin() + i * (p + m) * d + p * d);
+  }
+  return out;
+}
+
+// An element mask file (keep bytes, a float or an int8 bias) as [b][h][n][t].
+struct MaskShape {
+  size_t b = 1, h = 1, n = 1, t = 1;
+};
+
+// The shapes an element mask may have. 2-D and 3-D runs: [N, T] (every head)
+// or [Hq, N, T], the library's own layouts. 4-D runs: ONNX Attention's
+// attn_mask, anything that broadcasts to [B, Hq, N, T] (missing leading axes
+// are 1, each of B, Hq, N given as 1 or in full) whose last axis may also be
+// shorter than T: ONNX pads it with -inf (false), so those keys are masked.
+bool mask_shape(const Array& a, const std::string& path, bool onnx, bool pad_ok, const Array& qa, const Array& ka,
+                size_t batch, const tinyattn::Dims& d, MaskShape* ms, std::string* error) {
+  const std::vector<size_t>& s = a.shape;
+  if (!onnx) {
+    if ((s.size() == 2 || s.size() == 3) && s[s.size() - 2] == d.n && s.back() == d.m &&
+        (s.size() == 2 || s[0] == d.hq)) {
+      *ms = {1, s.size() == 3 ? s[0] : 1, d.n, d.m};
+      return true;
+    }
+    *error = path + " has shape " + a.shape_text() + " but Q " + qa.shape_text() + " and K " + ka.shape_text() +
+             " need [N, M] = (" + std::to_string(d.n) + ", " + std::to_string(d.m) + ") or [Hq, N, M] = (" +
+             std::to_string(d.hq) + ", " + std::to_string(d.n) + ", " + std::to_string(d.m) + ")";
+    return false;
+  }
+  const size_t full[4] = {batch, d.hq, d.n, d.m};
+  size_t dims[4] = {1, 1, 1, 1};
+  bool ok = !s.empty() && s.size() <= 4;
+  for (size_t i = 0; ok && i < s.size(); ++i) dims[4 - s.size() + i] = s[i];
+  for (size_t i = 0; ok && i < 3; ++i) ok = dims[i] == 1 || dims[i] == full[i];
+  ok = ok && (pad_ok ? dims[3] <= d.m : dims[3] == d.m);
+  if (!ok) {
+    *error = path + " has shape " + a.shape_text() + " but an attn_mask must broadcast to [B, Hq, N, T] = (" +
+             std::to_string(batch) + ", " + std::to_string(d.hq) + ", " + std::to_string(d.n) + ", " +
+             std::to_string(d.m) + "): 1 to 4 axes, each leading one 1 or in full, the last " +
+             (pad_ok ? "at most T (the keys past it are masked, as ONNX pads)" : "exactly T (an int8 bias is not padded)");
+    return false;
+  }
+  *ms = {dims[0], dims[1], dims[2], dims[3]};
+  return true;
+}
+
+// The mask laid out for the library: [s.b][hm][N][T] (hm = s.h, or Hq to share
+// a head stride with the other mask), rows broadcast over N, the last axis
+// padded with `pad`.
+template <typename T>
+std::vector<T> expand_mask(const std::vector<T>& src, const MaskShape& s, size_t hm, size_t n, size_t t, T pad) {
+  std::vector<T> out(s.b * hm * n * t, pad);
+  for (size_t b = 0; b < s.b; ++b)
+    for (size_t h = 0; h < hm; ++h)
+      for (size_t i = 0; i < n; ++i) {
+        const size_t from = ((b * s.h + (s.h == 1 ? 0 : h)) * s.n + (s.n == 1 ? 0 : i)) * s.t;
+        std::copy(src.begin() + from, src.begin() + from + s.t, out.begin() + ((b * hm + h) * n + i) * t);
+      }
+  return out;
+}
+
 int cmd_run(int argc, char** argv) {
   RunArgs r;
   struct Opt {
@@ -273,7 +362,8 @@ int cmd_run(int argc, char** argv) {
               {"--bias", &r.bias},     {"--causal", &r.causal},   {"--window", &r.window},
               {"--kv-len", &r.kv_len}, {"--scale", &r.scale},     {"--softcap", &r.softcap},
               {"--offset", &r.offset},    {"--scores", &r.scores},   {"--score-stage", &r.score_stage},
-              {"--heads", &r.heads},
+              {"--heads", &r.heads},   {"--past-k", &r.past_k},   {"--past-v", &r.past_v},
+              {"--present-k", &r.present_k}, {"--present-v", &r.present_v},
               {"--dtype", &r.dtype},   {"--port", &r.port},       {"--qparams", &r.qparams}};
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -296,6 +386,11 @@ int cmd_run(int argc, char** argv) {
   if (is_i8 && r.qparams.empty())
     return usage_error("--dtype i8 needs --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z]");
   if (!is_i8 && !r.qparams.empty()) return usage_error("--qparams applies to --dtype i8 only");
+  if (r.past_k.empty() != r.past_v.empty())
+    return usage_error("--past-k and --past-v go together (ONNX's past_key and past_value)");
+  if (r.present_k.empty() != r.present_v.empty())
+    return usage_error("--present-k and --present-v go together (ONNX's present_key and present_value)");
+  const bool has_past = !r.past_k.empty();
 
   tinyattn::Options opt;
   if (!parse_port(r.port, &opt.port)) return usage_error("--port: unknown port '" + r.port + "'");
@@ -321,24 +416,71 @@ int cmd_run(int argc, char** argv) {
     return usage_error("--score-stage must be scaled, softcapped or masked, got '" + r.score_stage + "'");
   if (!r.scores.empty() && r.dtype != "f32") return usage_error("--scores applies to --dtype f32");
 
+  tinyattn::Mask mask;
+  const bool onnx_causal = r.causal == "onnx";
+  if (!r.causal.empty()) {
+    if (r.causal == "top-left") mask.causal = tinyattn::Causal::kTopLeft;
+    else if (r.causal == "bottom-right") mask.causal = tinyattn::Causal::kBottomRight;
+    else if (r.causal == "offset" || onnx_causal) mask.causal = tinyattn::Causal::kOffset;
+    else return usage_error("--causal must be top-left, bottom-right, offset or onnx, got '" + r.causal + "'");
+  }
+  if (!r.window.empty()) {
+    const std::vector<std::string> w = split(r.window, ',');
+    long long left = 0, right = 0;
+    if (w.size() < 2 || w.size() > 3 || !parse_long(w[0], -65536, 65536, &left) || !parse_long(w[1], -65536, 65536, &right))
+      return usage_error("--window must be L,R[,top-left|bottom-right|offset] (integers), got '" + r.window + "'");
+    mask.window.left = static_cast<int32_t>(left);
+    mask.window.right = static_cast<int32_t>(right);
+    if (w.size() == 3) {
+      if (w[2] == "top-left") mask.window.align = tinyattn::Align::kTopLeft;
+      else if (w[2] == "bottom-right") mask.window.align = tinyattn::Align::kBottomRight;
+      else if (w[2] == "offset") mask.window.align = tinyattn::Align::kOffset;
+      else return usage_error("--window alignment must be top-left, bottom-right or offset, got '" + w[2] + "'");
+    }
+  }
+  if (onnx_causal && !r.offset.empty())
+    return usage_error("--causal onnx takes its offset from the past length or --kv-len; drop --offset");
+  const bool offset_aligned =
+      !onnx_causal && (mask.causal == tinyattn::Causal::kOffset || mask.window.align == tinyattn::Align::kOffset);
+  if (offset_aligned != !r.offset.empty())
+    return usage_error("--offset K goes with --causal offset or a --window aligned to offset, and they need it");
+  if (!r.offset.empty()) {
+    long long off = 0;
+    if (!parse_long(r.offset, -65536, 65536, &off))
+      return usage_error("--offset must be an integer in [-65536, 65536], got '" + r.offset + "'");
+    mask.offset = static_cast<int32_t>(off);
+  }
+
   std::string error;
   QuantSpec qspec;
   if (is_i8 && !parse_qparams(r.qparams, &qspec, &error)) return usage_error(error);
-  Array qa, ka, va;
-  std::vector<float> q, k, v;
-  std::vector<tinyattn::half> qh, kh, vh;
-  std::vector<int8_t> qi, ki, vi;
+  Array qa, ka, va, pka, pva;
+  std::vector<float> q, k, v, pk, pv;
+  std::vector<tinyattn::half> qh, kh, vh, pkh, pvh;
+  std::vector<int8_t> qi, ki, vi, pki, pvi;
   const bool loaded =
       is_f16  ? load_half(r.q, "Q", &qa, &qh, &error) && load_half(r.k, "K", &ka, &kh, &error) &&
-                    load_half(r.v, "V", &va, &vh, &error)
+                    load_half(r.v, "V", &va, &vh, &error) &&
+                    (!has_past || (load_half(r.past_k, "the past keys", &pka, &pkh, &error) &&
+                                   load_half(r.past_v, "the past values", &pva, &pvh, &error)))
       : is_i8 ? load_int8(r.q, "Q", &qa, &qi, &error) && load_int8(r.k, "K", &ka, &ki, &error) &&
-                    load_int8(r.v, "V", &va, &vi, &error)
+                    load_int8(r.v, "V", &va, &vi, &error) &&
+                    (!has_past || (load_int8(r.past_k, "the past keys", &pka, &pki, &error) &&
+                                   load_int8(r.past_v, "the past values", &pva, &pvi, &error)))
               : load_float(r.q, "Q", &qa, &q, &error) && load_float(r.k, "K", &ka, &k, &error) &&
-                    load_float(r.v, "V", &va, &v, &error);
+                    load_float(r.v, "V", &va, &v, &error) &&
+                    (!has_past || (load_float(r.past_k, "the past keys", &pka, &pk, &error) &&
+                                   load_float(r.past_v, "the past values", &pva, &pv, &error)));
   if (!loaded) return fail(error);
-  Tensor3 qt, kt, vt;
-  if (!as_tensor3(qa, r.q, &qt, &error) || !as_tensor3(ka, r.k, &kt, &error) || !as_tensor3(va, r.v, &vt, &error))
+  Tensor4 qt, kt, vt;
+  if (!as_tensor4(qa, r.q, &qt, &error) || !as_tensor4(ka, r.k, &kt, &error) || !as_tensor4(va, r.v, &vt, &error))
     return fail(error);
+  if (qt.rank != kt.rank || qt.rank != vt.rank)
+    return fail(shapes(r.q, qa, r.k, ka) + " and " + r.v + " has shape " + va.shape_text() +
+                ": Q, K and V must have the same rank (2-D, 3-D, or 4-D [batch, heads, rows, cols])");
+  if (qt.batch != kt.batch || kt.batch != vt.batch)
+    return fail(shapes(r.q, qa, r.k, ka) + " and " + r.v + " has shape " + va.shape_text() +
+                ": the batch sizes differ");
   if (qt.cols != kt.cols)
     return fail(shapes(r.q, qa, r.k, ka) + ": Dk differs (" + std::to_string(qt.cols) + " vs " + std::to_string(kt.cols) + ")");
   if (kt.rows != vt.rows)
@@ -358,32 +500,69 @@ int cmd_run(int argc, char** argv) {
       return fail("--heads " + r.heads + " does not match the files: " + shapes(r.q, qa, r.k, ka) +
                   " (" + std::to_string(qt.heads) + "," + std::to_string(kt.heads) + " heads)");
   }
-  const tinyattn::Dims d{qt.rows, kt.rows, qt.cols, vt.cols, qt.heads, kt.heads};
+  // The past keys and values: K's and V's layout with P rows each.
+  size_t past = 0;
+  if (has_past) {
+    Tensor4 pkt, pvt;
+    if (!as_tensor4(pka, r.past_k, &pkt, &error) || !as_tensor4(pva, r.past_v, &pvt, &error)) return fail(error);
+    if (pkt.rank != kt.rank || pkt.batch != kt.batch || pkt.heads != kt.heads || pkt.cols != kt.cols)
+      return fail(shapes(r.past_k, pka, r.k, ka) + ": the past keys need K's batch, heads and Dk (" +
+                  std::string(kt.rank == 4 ? "[B, Hkv, P, Dk]" : kt.rank == 3 ? "[Hkv, P, Dk]" : "[P, Dk]") + ")");
+    if (pvt.rank != vt.rank || pvt.batch != vt.batch || pvt.heads != vt.heads || pvt.cols != vt.cols)
+      return fail(shapes(r.past_v, pva, r.v, va) + ": the past values need V's batch, heads and Dv (" +
+                  std::string(vt.rank == 4 ? "[B, Hkv, P, Dv]" : vt.rank == 3 ? "[Hkv, P, Dv]" : "[P, Dv]") + ")");
+    if (pkt.rows != pvt.rows)
+      return fail(shapes(r.past_k, pka, r.past_v, pva) + ": past lengths differ (" + std::to_string(pkt.rows) +
+                  " vs " + std::to_string(pvt.rows) + ")");
+    past = pkt.rows;
+  }
+  const size_t batch = qt.batch, total = past + kt.rows;
+  if (total > tinyattn::kMaxDim)
+    return fail("the past and the new keys make " + std::to_string(total) + " keys, above the limit of " +
+                std::to_string(tinyattn::kMaxDim));
+  const tinyattn::Dims d{qt.rows, total, qt.cols, vt.cols, qt.heads, kt.heads};
+  const bool onnx = qt.rank == 4;
 
-  tinyattn::Mask mask;
-  Array ma, ba;
-  std::vector<float> bias;
-  std::vector<int8_t> bias_i8;
-  // Element masks may be [N, M] (shared by every head) or [Hq, N, M].
-  auto check_mask_shape = [&](const Array& a, const std::string& path, size_t* head_stride) -> bool {
-    Tensor3 t;
-    if (!as_tensor3(a, path, &t, &error)) return false;
-    if (t.rows != d.n || t.cols != d.m || (t.had_heads_axis && t.heads != d.hq)) {
-      error = path + " has shape " + a.shape_text() + " but Q " + qa.shape_text() + " and K " + ka.shape_text() +
-              " need [N, M] = (" + std::to_string(d.n) + ", " + std::to_string(d.m) + ") or [Hq, N, M] = (" +
-              std::to_string(d.hq) + ", " + std::to_string(d.n) + ", " + std::to_string(d.m) + ")";
-      return false;
+  // --kv-len: one length for every batch element, or (4-D) one per element (ONNX's nonpad_kv_seqlen).
+  std::vector<uint32_t> kv_lens;
+  if (!r.kv_len.empty()) {
+    const std::vector<std::string> parts = split(r.kv_len, ',');
+    bool ok = parts.size() == 1 || parts.size() == batch;
+    for (size_t i = 0; ok && i < parts.size(); ++i) {
+      long long l = 0;
+      ok = parse_long(parts[i], 0, static_cast<long long>(d.m), &l);
+      kv_lens.push_back(static_cast<uint32_t>(l));
     }
-    *head_stride = t.had_heads_axis && t.heads > 1 ? d.n * d.m : 0;
-    return true;
-  };
-  size_t mask_stride = 0, bias_stride = 0;
+    if (!ok)
+      return usage_error("--kv-len must be an integer in [0, M=" + std::to_string(d.m) + "]" +
+                         (batch > 1 ? " or one per batch element (" + std::to_string(batch) + ")" : std::string()) +
+                         ", got '" + r.kv_len + "'");
+    kv_lens.resize(batch, kv_lens[0]);
+  }
+
+  // Element masks: --mask (bool/uint8 keep, or float: ONNX's additive attn_mask) and --bias.
+  Array ma, ba;
+  MaskShape keep_shape, add_shape;
+  std::vector<uint8_t> keep_src;
+  std::vector<float> add_src;
+  std::vector<int8_t> bias_i8_src;
+  std::string add_path;  // the file of the additive mask, if any
   if (!r.mask.empty()) {
     if (!tinyattn_tool::read_npy(r.mask, &ma, &error)) return fail(error);
-    if (ma.dtype != DType::kBool && ma.dtype != DType::kU8)
-      return fail(r.mask + ": a mask must be bool or uint8 (nonzero = attend), got " + tinyattn_tool::dtype_name(ma.dtype));
-    if (!check_mask_shape(ma, r.mask, &mask_stride)) return fail(error);
-    mask.keep = ma.data.data();
+    if (ma.dtype == DType::kBool || ma.dtype == DType::kU8) {
+      if (!mask_shape(ma, r.mask, onnx, true, qa, ka, batch, d, &keep_shape, &error)) return fail(error);
+      keep_src = ma.data;
+    } else if (ma.dtype == DType::kF32 || ma.dtype == DType::kF16) {
+      if (is_i8)
+        return fail(r.mask + ": --dtype i8 takes no float mask (the int8 path is integer only); give a bool mask "
+                    "or an int8 --bias");
+      if (!mask_shape(ma, r.mask, onnx, true, qa, ka, batch, d, &add_shape, &error)) return fail(error);
+      add_src = ma.to_f32();
+      add_path = r.mask;
+    } else {
+      return fail(r.mask + ": a mask must be bool or uint8 (nonzero = attend) or float32/float16 (added to the "
+                  "logits, ONNX's float attn_mask), got " + tinyattn_tool::dtype_name(ma.dtype));
+    }
   }
   if (!r.bias.empty() && is_i8) {
     // The int8 path has no float bias (it would need floating point at run time): an int8 one, quantized by b=.
@@ -392,78 +571,77 @@ int cmd_run(int argc, char** argv) {
       return fail(r.bias + ": --dtype i8 takes no float bias (the int8 path is integer only); give an int8 bias "
                   "and its b=SCALE[:ZERO_POINT] in --qparams, got " + tinyattn_tool::dtype_name(ba.dtype));
     if (!qspec.b.given) return fail(r.bias + ": an int8 bias needs b=SCALE[:ZERO_POINT] in --qparams");
-    if (!check_mask_shape(ba, r.bias, &bias_stride)) return fail(error);
-    bias_i8.resize(ba.data.size());
-    std::memcpy(bias_i8.data(), ba.data.data(), ba.data.size());
+    if (!mask_shape(ba, r.bias, onnx, false, qa, ka, batch, d, &add_shape, &error)) return fail(error);
+    bias_i8_src.resize(ba.data.size());
+    std::memcpy(bias_i8_src.data(), ba.data.data(), ba.data.size());
   } else if (!r.bias.empty()) {
-    if (!load_float(r.bias, "the bias", &ba, &bias, &error)) return fail(error);
-    if (!check_mask_shape(ba, r.bias, &bias_stride)) return fail(error);
-    mask.bias = bias.data();
+    if (!add_path.empty())
+      return fail(r.mask + " is a float mask (added to the logits) and --bias " + r.bias +
+                  " is another: the library adds one; give one of them");
+    if (!load_float(r.bias, "the bias", &ba, &add_src, &error)) return fail(error);
+    if (!mask_shape(ba, r.bias, onnx, true, qa, ka, batch, d, &add_shape, &error)) return fail(error);
+    add_path = r.bias;
   }
   if (is_i8 && qspec.b.given && r.bias.empty()) return usage_error("--qparams gives b= but there is no --bias");
-  if (!r.mask.empty() && !r.bias.empty() && (mask_stride == 0) != (bias_stride == 0))
-    return fail("--mask and --bias must both be [N, M] or both be [Hq, N, M] (they share one head stride)");
-  mask.head_stride = mask_stride ? mask_stride : bias_stride;
-  if (!r.causal.empty()) {
-    if (r.causal == "top-left") mask.causal = tinyattn::Causal::kTopLeft;
-    else if (r.causal == "bottom-right") mask.causal = tinyattn::Causal::kBottomRight;
-    else if (r.causal == "offset") mask.causal = tinyattn::Causal::kOffset;
-    else return usage_error("--causal must be top-left, bottom-right or offset, got '" + r.causal + "'");
-  }
-  if (!r.window.empty()) {
-    const std::vector<std::string> w = split(r.window, ',');
-    long long left = 0, right = 0;
-    if (w.size() < 2 || w.size() > 3 || !parse_long(w[0], -65536, 65536, &left) || !parse_long(w[1], -65536, 65536, &right))
-      return usage_error("--window must be L,R[,top-left|bottom-right|offset] (integers), got '" + r.window + "'");
-    mask.window.left = static_cast<int32_t>(left);
-    mask.window.right = static_cast<int32_t>(right);
-    if (w.size() == 3) {
-      if (w[2] == "top-left") mask.window.align = tinyattn::Align::kTopLeft;
-      else if (w[2] == "bottom-right") mask.window.align = tinyattn::Align::kBottomRight;
-      else if (w[2] == "offset") mask.window.align = tinyattn::Align::kOffset;
-      else return usage_error("--window alignment must be top-left, bottom-right or offset, got '" + w[2] + "'");
+  const bool has_keep = !keep_src.empty(), has_add = !add_src.empty() || !bias_i8_src.empty();
+  // One head stride serves both masks: a per-head one makes the other per-head too.
+  const size_t mask_heads = (has_keep && keep_shape.h > 1) || (has_add && add_shape.h > 1) ? d.hq : 1;
+
+  // Every size is known: check them before allocating.
+  const size_t y_elems = product({batch, d.y_elems()}), w_elems = product({batch, d.weight_elems()});
+  const size_t present_elems = product({batch, d.hkv, d.m, d.dk + d.dv});
+  const size_t keep_elems = has_keep ? product({keep_shape.b, mask_heads, d.n, d.m}) : 0;
+  const size_t add_elems = has_add ? product({add_shape.b, mask_heads, d.n, d.m}) : 0;
+  if (product({y_elems, sizeof(float)}) > kMaxOutputBytes ||
+      ((!r.weights.empty() || !r.scores.empty()) && product({w_elems, sizeof(float)}) > kMaxOutputBytes) ||
+      product({present_elems, sizeof(float)}) > kMaxOutputBytes || keep_elems > kMaxOutputBytes ||
+      product({add_elems, sizeof(float)}) > kMaxOutputBytes)
+    return fail("the outputs would exceed the 1 GiB limit (B*Hq*N*M = " + std::to_string(w_elems) + ")");
+
+  std::vector<uint8_t> keep;
+  std::vector<float> bias;
+  std::vector<int8_t> bias_i8;
+  if (has_keep) keep = expand_mask<uint8_t>(keep_src, keep_shape, mask_heads, d.n, d.m, 0);
+  if (!add_src.empty())
+    bias = expand_mask<float>(add_src, add_shape, mask_heads, d.n, d.m, -std::numeric_limits<float>::infinity());
+  if (!bias_i8_src.empty()) bias_i8 = expand_mask<int8_t>(bias_i8_src, add_shape, mask_heads, d.n, d.m, 0);
+  mask.head_stride = mask_heads > 1 ? d.n * d.m : 0;
+  const size_t keep_batch_stride = keep_shape.b > 1 ? mask_heads * d.n * d.m : 0;
+  const size_t add_batch_stride = add_shape.b > 1 ? mask_heads * d.n * d.m : 0;
+
+  // With a past, K and V become ONNX's present tensors, [B][Hkv][P + M][D].
+  const size_t bh = batch * d.hkv;
+  if (has_past) {
+    if (is_f16) {
+      kh = concat_sequence(pkh, kh, bh, past, kt.rows, d.dk);
+      vh = concat_sequence(pvh, vh, bh, past, kt.rows, d.dv);
+    } else if (is_i8) {
+      ki = concat_sequence(pki, ki, bh, past, kt.rows, d.dk);
+      vi = concat_sequence(pvi, vi, bh, past, kt.rows, d.dv);
+    } else {
+      k = concat_sequence(pk, k, bh, past, kt.rows, d.dk);
+      v = concat_sequence(pv, v, bh, past, kt.rows, d.dv);
     }
   }
-  const bool offset_aligned = mask.causal == tinyattn::Causal::kOffset || mask.window.align == tinyattn::Align::kOffset;
-  if (offset_aligned != !r.offset.empty())
-    return usage_error("--offset K goes with --causal offset or a --window aligned to offset, and they need it");
-  if (!r.offset.empty()) {
-    long long off = 0;
-    if (!parse_long(r.offset, -65536, 65536, &off))
-      return usage_error("--offset must be an integer in [-65536, 65536], got '" + r.offset + "'");
-    mask.offset = static_cast<int32_t>(off);
-  }
-  if (!r.kv_len.empty()) {
-    long long l = 0;
-    if (!parse_long(r.kv_len, 0, static_cast<long long>(d.m), &l))
-      return usage_error("--kv-len must be an integer in [0, M=" + std::to_string(d.m) + "], got '" + r.kv_len + "'");
-    mask.kv_len = static_cast<uint32_t>(l);
-  }
 
-  if (d.y_elems() * sizeof(float) > kMaxOutputBytes ||
-      ((!r.weights.empty() || !r.scores.empty()) && d.weight_elems() * sizeof(float) > kMaxOutputBytes))
-    return fail("the outputs would exceed the 1 GiB limit (Hq*N*M = " + std::to_string(d.weight_elems()) + ")");
   const bool want_weights = !r.weights.empty();
   std::vector<float> y, weights, scores;
   std::vector<tinyattn::half> yh, weights_h;
   std::vector<int8_t> yi;
   std::vector<uint16_t> weights_q15;
   std::vector<unsigned char> ws;
-  tinyattn::Status s = tinyattn::Status::kOk;
+  std::vector<tinyattn::Int8HeadPlan> plans;
   const char* api = "tinyattn::forward";
   if (is_f16) {
     api = "tinyattn::forward_f16";
-    yh.resize(d.y_elems());
-    weights_h.resize(want_weights ? d.weight_elems() : 0);
+    yh.resize(y_elems);
+    weights_h.resize(want_weights ? w_elems : 0);
     ws.resize(tinyattn::forward_f16_workspace_bytes(d, want_weights));
-    const tinyattn::ForwardIoF16 io{qh.data(), kh.data(), vh.data(), yh.data(),
-                                    want_weights ? weights_h.data() : nullptr, nullptr};
-    s = tinyattn::forward_f16(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
   } else if (is_i8) {
     tinyattn::Int8Scheme scheme = scheme_of(qspec);
     scheme.softmax_scale = opt.scale;
-    std::vector<tinyattn::Int8HeadPlan> plans(d.hq);
-    s = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
+    plans.resize(d.hq);
+    const tinyattn::Status s = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
     if (s != tinyattn::Status::kOk) {
       std::string hint;
       if (s == tinyattn::Status::kBadQuantization)
@@ -472,52 +650,96 @@ int cmd_run(int argc, char** argv) {
       return fail(std::string("tinyattn::plan_int8 rejected --qparams: ") + tinyattn::to_string(s) + hint);
     }
     api = "tinyattn::forward_i8";
-    yi.resize(d.y_elems());
-    weights_q15.resize(want_weights ? d.weight_elems() : 0);
+    yi.resize(y_elems);
+    weights_q15.resize(want_weights ? w_elems : 0);
     ws.resize(tinyattn::forward_i8_workspace_bytes(d));
-    tinyattn::ForwardIoI8 io;
-    io.q = qi.data();
-    io.k = ki.data();
-    io.v = vi.data();
-    io.y = yi.data();
-    io.weights = want_weights ? weights_q15.data() : nullptr;
-    io.bias = bias_i8.empty() ? nullptr : bias_i8.data();
-    s = tinyattn::forward_i8(d, io, tinyattn::Int8Plan{plans.data(), plans.size()},
-                             tinyattn::Workspace{ws.data(), ws.size()}, mask, tinyattn::Options{{}, opt.port});
   } else {
-    y.resize(d.y_elems());
-    weights.resize(want_weights ? d.weight_elems() : 0);
-    scores.resize(r.scores.empty() ? 0 : d.weight_elems());
+    y.resize(y_elems);
+    weights.resize(want_weights ? w_elems : 0);
+    scores.resize(r.scores.empty() ? 0 : w_elems);
     ws.resize(tinyattn::forward_workspace_bytes(d, want_weights));
-    tinyattn::ForwardIo io{q.data(), k.data(), v.data(), y.data(), want_weights ? weights.data() : nullptr, nullptr};
-    io.scores = r.scores.empty() ? nullptr : scores.data();
-    io.score_stage = stage;
-    s = tinyattn::forward(d, io, tinyattn::Workspace{ws.data(), ws.size()}, mask, opt);
-  }
-  if (s != tinyattn::Status::kOk) {
-    std::string hint;
-    if (s == tinyattn::Status::kBadMask)
-      hint = " (the window is empty: L + R must be >= 0, or --offset + N > --kv-len: a query past the valid keys)";
-    return fail(std::string(api) + " rejected the problem: " + tinyattn::to_string(s) + hint);
   }
 
-  std::vector<size_t> y_shape = {d.n, d.dv}, w_shape = {d.n, d.m};
-  if (qt.had_heads_axis) {
-    y_shape.insert(y_shape.begin(), d.hq);
-    w_shape.insert(w_shape.begin(), d.hq);
+  // The library's layout is [H][S][D] per batch element: one call per element.
+  const size_t qs = d.hq * d.n * d.dk, ks = d.hkv * d.m * d.dk, vs = d.hkv * d.m * d.dv;
+  const size_t ys = d.y_elems(), wsz = d.weight_elems();
+  for (size_t b = 0; b < batch; ++b) {
+    tinyattn::Mask mb = mask;
+    if (!kv_lens.empty()) mb.kv_len = kv_lens[b];
+    if (onnx_causal) {
+      // ONNX's is_causal: query i sees keys j <= i + offset, the offset being the
+      // past length (internal cache) or the valid keys before the N new ones
+      // (external cache, --kv-len valid), else 0.
+      const tinyattn::Mask c = has_past         ? tinyattn::Mask::causal_offset(static_cast<int32_t>(past))
+                               : kv_lens.empty() ? tinyattn::Mask::causal_offset(0)
+                                                 : tinyattn::Mask::causal_cache(kv_lens[b], static_cast<uint32_t>(d.n));
+      mb.causal = c.causal;
+      mb.offset = c.offset;
+      if (!has_past && !kv_lens.empty()) mb.kv_len = c.kv_len;
+    }
+    if (has_keep) mb.keep = keep.data() + b * keep_batch_stride;
+    if (!bias.empty()) mb.bias = bias.data() + b * add_batch_stride;
+    tinyattn::Status s = tinyattn::Status::kOk;
+    const tinyattn::Workspace w{ws.data(), ws.size()};
+    if (is_f16) {
+      const tinyattn::ForwardIoF16 io{qh.data() + b * qs, kh.data() + b * ks, vh.data() + b * vs,
+                                      yh.data() + b * ys, want_weights ? weights_h.data() + b * wsz : nullptr,
+                                      nullptr};
+      s = tinyattn::forward_f16(d, io, w, mb, opt);
+    } else if (is_i8) {
+      tinyattn::ForwardIoI8 io;
+      io.q = qi.data() + b * qs;
+      io.k = ki.data() + b * ks;
+      io.v = vi.data() + b * vs;
+      io.y = yi.data() + b * ys;
+      io.weights = want_weights ? weights_q15.data() + b * wsz : nullptr;
+      io.bias = bias_i8.empty() ? nullptr : bias_i8.data() + b * add_batch_stride;
+      s = tinyattn::forward_i8(d, io, tinyattn::Int8Plan{plans.data(), plans.size()}, w, mb,
+                               tinyattn::Options{{}, opt.port});
+    } else {
+      tinyattn::ForwardIo io{q.data() + b * qs, k.data() + b * ks, v.data() + b * vs, y.data() + b * ys,
+                             want_weights ? weights.data() + b * wsz : nullptr, nullptr};
+      io.scores = r.scores.empty() ? nullptr : scores.data() + b * wsz;
+      io.score_stage = stage;
+      s = tinyattn::forward(d, io, w, mb, opt);
+    }
+    if (s != tinyattn::Status::kOk) {
+      std::string hint;
+      if (s == tinyattn::Status::kBadMask)
+        hint = " (the window is empty: L + R must be >= 0, or --offset + N > --kv-len: a query past the valid keys)";
+      return fail(std::string(api) + " rejected the problem" +
+                  (batch > 1 ? " (batch element " + std::to_string(b) + ")" : std::string()) + ": " +
+                  tinyattn::to_string(s) + hint);
+    }
   }
+
+  // Outputs keep Q's rank: [N, X], [Hq, N, X] or [B, Hq, N, X]; the present ones K's.
+  const auto shaped = [&](const Tensor4& like, size_t heads, size_t rows, size_t cols) {
+    std::vector<size_t> s = {rows, cols};
+    if (like.rank >= 3) s.insert(s.begin(), heads);
+    if (like.rank == 4) s.insert(s.begin(), batch);
+    return s;
+  };
+  const std::vector<size_t> y_shape = shaped(qt, d.hq, d.n, d.dv), w_shape = shaped(qt, d.hq, d.n, d.m);
+  const std::vector<size_t> pk_shape = shaped(kt, d.hkv, d.m, d.dk), pv_shape = shaped(vt, d.hkv, d.m, d.dv);
+  const bool present = !r.present_k.empty();
   // half is two bytes of IEEE bits, so '<f2' writes it as it is.
   const bool wrote =
       is_f16  ? tinyattn_tool::write_npy(r.out, "<f2", y_shape, yh.data(), 2, &error) &&
-                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<f2", w_shape, weights_h.data(), 2, &error))
+                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<f2", w_shape, weights_h.data(), 2, &error)) &&
+                    (!present || (tinyattn_tool::write_npy(r.present_k, "<f2", pk_shape, kh.data(), 2, &error) &&
+                                  tinyattn_tool::write_npy(r.present_v, "<f2", pv_shape, vh.data(), 2, &error)))
       : is_i8 ? tinyattn_tool::write_npy(r.out, "|i1", y_shape, yi.data(), 1, &error) &&
-                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<u2", w_shape, weights_q15.data(), 2, &error))
+                    (!want_weights || tinyattn_tool::write_npy(r.weights, "<u2", w_shape, weights_q15.data(), 2, &error)) &&
+                    (!present || (tinyattn_tool::write_npy(r.present_k, "|i1", pk_shape, ki.data(), 1, &error) &&
+                                  tinyattn_tool::write_npy(r.present_v, "|i1", pv_shape, vi.data(), 1, &error)))
               : tinyattn_tool::write_npy_f32(r.out, y_shape, y.data(), &error) &&
                     (!want_weights || tinyattn_tool::write_npy_f32(r.weights, w_shape, weights.data(), &error)) &&
-                    (r.scores.empty() || tinyattn_tool::write_npy_f32(r.scores, w_shape, scores.data(), &error));
+                    (r.scores.empty() || tinyattn_tool::write_npy_f32(r.scores, w_shape, scores.data(), &error)) &&
+                    (!present || (tinyattn_tool::write_npy_f32(r.present_k, pk_shape, k.data(), &error) &&
+                                  tinyattn_tool::write_npy_f32(r.present_v, pv_shape, v.data(), &error)));
   return wrote ? 0 : fail(error);
 }
-
 // ---------------------------------------------------------------- plan
 
 // The offline int8 plan: plan_int8 on the host, printed as an initializer
