@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <limits>
 
 #include "support.h"
 #include "tatest.h"
@@ -262,7 +264,7 @@ TA_CASE("kv_cache: rejected appends and attends change nothing") {
   for (float& x : y) x = -7.0f;
   TA_CHECK(cache.attend(nullptr, y, 1) == Status::kNullPointer);
   Options bad_scale;
-  bad_scale.scale = std::nanf("");
+  bad_scale.scale = std::numeric_limits<float>::quiet_NaN();
   TA_CHECK(cache.attend(q, y, 1, bad_scale) == Status::kBadScale);
   size_t written = 0;
   for (float x : y) written += x != -7.0f;

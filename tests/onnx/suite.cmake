@@ -10,3 +10,7 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING 
                    ${CMAKE_CURRENT_BINARY_DIR}/onnx_cases)
   set_tests_properties(onnx_attention_tool PROPERTIES LABELS "tool;onnx")
 endif()
+
+# The same cases through the library on every target (boards included):
+# tests/onnx/cases/onnx_cases.h, which the generator writes beside the .npy files.
+tinyattn_add_suite(onnx_library SOURCES ${CMAKE_CURRENT_LIST_DIR}/onnx_library.cc LABELS onnx)
