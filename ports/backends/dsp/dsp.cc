@@ -78,10 +78,13 @@ void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v,
       a20 += x2 * w0, a21 += x2 * w1, a22 += x2 * w2, a23 += x2 * w3;
       a30 += x3 * w0, a31 += x3 * w1, a32 += x3 * w2, a33 += x3 * w3;
     }
-    y0[c] = a[0] * a00, y0[c + 1] = a[0] * a01, y0[c + 2] = a[0] * a02, y0[c + 3] = a[0] * a03;
-    y1[c] = a[1] * a10, y1[c + 1] = a[1] * a11, y1[c + 2] = a[1] * a12, y1[c + 3] = a[1] * a13;
-    y2[c] = a[2] * a20, y2[c + 1] = a[2] * a21, y2[c + 2] = a[2] * a22, y2[c + 3] = a[2] * a23;
-    y3[c] = a[3] * a30, y3[c + 1] = a[3] * a31, y3[c + 2] = a[3] * a32, y3[c + 3] = a[3] * a33;
+    // The factors read before any store (y may not alias a, but the
+    // compiler cannot know): four loads per tile instead of sixteen.
+    const float f0 = a[0], f1 = a[1], f2 = a[2], f3 = a[3];
+    y0[c] = f0 * a00, y0[c + 1] = f0 * a01, y0[c + 2] = f0 * a02, y0[c + 3] = f0 * a03;
+    y1[c] = f1 * a10, y1[c + 1] = f1 * a11, y1[c + 2] = f1 * a12, y1[c + 3] = f1 * a13;
+    y2[c] = f2 * a20, y2[c + 1] = f2 * a21, y2[c + 2] = f2 * a22, y2[c + 3] = f2 * a23;
+    y3[c] = f3 * a30, y3[c + 1] = f3 * a31, y3[c + 2] = f3 * a32, y3[c + 3] = f3 * a33;
   }
   if (c < dv) scalar::f32::weighted_sum_block(p, ldp, rows, v + c, ldv, count, dv - c, a, y + c, ldy);
 }
