@@ -37,13 +37,17 @@ alignas(8) constexpr float kZeros[16] = {};
 // What a tile's asm reads besides its operand rows, from one register (the
 // others hold the row pointers).
 struct TileArgs {
+  // cppcheck-suppress unusedStructMember ; read by the tiles' asm
   const float* zeros;  // kZeros, cleared into the sixteen accumulators
-  size_t steps;        // pairs of multiply-add steps (dk / 2 or count / 2)
+  // cppcheck-suppress unusedStructMember ; read by the tiles' asm
+  size_t steps;  // pairs of multiply-add steps (dk / 2 or count / 2)
   union {
+    // cppcheck-suppress unusedStructMember ; read by the score tile's asm
     float scale;     // scores: the factor of every score
     const float* a;  // weighted sums: the four rows' factors
   };
-  float* out;         // the tile's first output row
+  float* out;  // the tile's first output row
+  // cppcheck-suppress unusedStructMember ; read by the tiles' asm
   size_t ld_out;      // bytes between its output rows
   size_t ld_operand;  // elements between the key rows (scores) or the value rows
 };
