@@ -4,7 +4,8 @@
 # and runs one under QEMU's instruction-counting plugin. Sourced by count.sh,
 # count_i8.sh, count_f16.sh and size.sh.
 #   board_build PRESET IMAGE OUT_ELF
-#   PRESET: cortex-m4-bench | cortex-m55-bench | cortex-m55-bench-novec (-O2),
+#   PRESET: cortex-m4-bench | cortex-m7-bench | cortex-m33-bench | cortex-m0-bench |
+#           cortex-m55-bench | cortex-m55-bench-novec (-O2),
 #           cortex-m4-size | cortex-m55-size (-Os), see CMakePresets.json
 #   IMAGE:  a target of bench/board/CMakeLists.txt (forward_insns, size_empty, ...)
 #   BOARD_CMAKE_ARGS (optional): more cache settings, e.g. -DTINYATTN_WITH_DSP=OFF,

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Instructions executed by one fp32 forward pass on QEMU's Cortex-M boards,
-# counted by a TCG plugin (bench/qemu/insncount.c): M4F (scalar) and M55
-# (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32) and (32,32,32,32),
-# and one power-on self-test per board and port.
+# counted by a TCG plugin (bench/qemu/insncount.c): M4F and M7 (scalar and
+# DSP ports), M33 without FPU (soft float; scalar and DSP ports) and M55
+# (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32), (32,32,32,32)
+# and (64,64,64,64), and one power-on self-test per board and port.
 # Each figure is insns(run) - insns(same program, forward call skipped).
-# Prints a markdown table and writes it to $OUT/insns.md.
+# Prints markdown tables and writes them to $OUT/insns.md.
 #   bench/board/count.sh [OUT_DIR]   (default build-bench-board)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +15,8 @@ mkdir -p "$OUT"
 
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
 board_build cortex-m4-bench forward_insns "$OUT/forward_insns_m4.elf"
+board_build cortex-m7-bench forward_insns "$OUT/forward_insns_m7.elf"
+board_build cortex-m33-bench forward_insns "$OUT/forward_insns_m33.elf"
 board_build cortex-m55-bench forward_insns "$OUT/forward_insns_m55.elf"
 # GCC 12 at -O2 vectorizes parts of the scalar port with Helium on the M55;
 # this build shows the scalar port as plain scalar code.
@@ -22,36 +25,66 @@ board_build cortex-m55-bench-novec forward_insns "$OUT/forward_insns_m55novec.el
 # count ELF MACHINE ARGS... -> instructions executed by the whole run
 count() { board_count f32 "$@"; }
 
+# machine_of BOARD -> the QEMU machine of a board tag
+machine_of() {
+  case $1 in
+    m4) echo mps2-an386 ;;
+    m7) echo mps2-an500 ;;
+    m33) echo mps2-an505 ;;
+    m55*) echo mps3-an547 ;;
+  esac
+}
+
 # cost BOARD PORT SHAPE [API] -> instructions of the forward call alone
 cost() {
-  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  machine=$(machine_of "$1")
   elf="$OUT/forward_insns_$1.elf"
   with=$(count "$elf" "$machine" "$3" "$2" 1 "${4:-fixed}")
   without=$(count "$elf" "$machine" "$3" "$2" 0 "${4:-fixed}")
   echo $((with - without))
 }
 
+# ratio A B -> A / B to two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# dims SHAPE -> the shape as (N,M,Dk,Dv)
+dims() { echo "($1,$1,$(($1 < 32 ? 32 : $1)),$(($1 < 32 ? 32 : $1)))"; }
+
 table="$OUT/insns.md"
 {
-  echo "| shape (N,M,Dk,Dv) | M4F scalar | M55 scalar | M55 scalar, no auto-vectorization | M55 mve | M55 scalar/mve | M55 plain scalar/mve |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  for shape in 16 32; do
+  # Armv7E-M and Armv8-M mainline: the scalar port and the DSP port (the
+  # default there; on the M33 without FPU its fp32 table is the scalar one).
+  # The plain C column of issue 18 (scores, expf, P.V per row; M4F, the same
+  # compiler and flags, measured there; 117,621 / 468,753 / 3,318,206
+  # instructions) is the reference of the last column.
+  echo "| fp32 forward (N,M,Dk,Dv) | M4F scalar | M4F dsp | M4F scalar/dsp | M4F dsp / plain C (issue 18) | M7 scalar | M7 dsp | M7 scalar/dsp | M33 no FPU, scalar | M33 no FPU, dsp |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for shape in 16 32 64; do
+    case $shape in 16) plain=117621 ;; 32) plain=468753 ;; 64) plain=3318206 ;; esac
     m4=$(cost m4 scalar $shape)
+    m4d=$(cost m4 dsp $shape)
+    m7=$(cost m7 scalar $shape)
+    m7d=$(cost m7 dsp $shape)
+    m33=$(cost m33 scalar $shape)
+    m33d=$(cost m33 dsp $shape)
+    echo "| $(dims $shape) | $m4 | $m4d | $(ratio "$m4" "$m4d")x | $(ratio "$m4d" "$plain")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $m33 | $m33d |"
+  done
+  echo
+  echo "| fp32 forward (N,M,Dk,Dv), M55 | scalar | scalar, no auto-vectorization | mve | scalar/mve | plain scalar/mve |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for shape in 16 32 64; do
     m55s=$(cost m55 scalar $shape)
     m55n=$(cost m55novec scalar $shape)
     m55v=$(cost m55 mve $shape)
-    ratio=$(awk -v a="$m55s" -v b="$m55v" 'BEGIN { printf "%.2f", a / b }')
-    ratio_plain=$(awk -v a="$m55n" -v b="$m55v" 'BEGIN { printf "%.2f", a / b }')
-    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
-    echo "| $dims | $m4 | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
+    echo "| $(dims $shape) | $m55s | $m55n | $m55v | $(ratio "$m55s" "$m55v")x | $(ratio "$m55n" "$m55v")x |"
   done
-    # The compile-time API (Attention<Shape>, whose dims are checked at
+  # The compile-time API (Attention<Shape>, whose dims are checked at
   # compile time) against the run-time forward() of the same shape.
   echo
   echo "| shape (N,M,Dk,Dv) | board, port | forward() | Attention<Shape> | saved per call |"
   echo "|---|---|---:|---:|---:|"
   for shape in 16 32; do
-    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; esac
+    dims=$(dims $shape)
     for bp in "m4 scalar" "m55 mve"; do
       # shellcheck disable=SC2086
       set -- $bp
@@ -62,16 +95,16 @@ table="$OUT/insns.md"
   done
   # The power-on self-test (26 checks, nothing printed), per board and port.
   echo
-  echo "| self-test | M4F scalar | M55 scalar | M55 mve |"
-  echo "|---|---:|---:|---:|"
-  echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
+  echo "| self-test | M4F scalar | M4F dsp | M7 dsp | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m4 dsp selftest) | $(cost m7 dsp selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
 } >"$table"
 cat "$table"
 
 # Where the instructions go: per-function attribution of the (32,32,32,32)
 # forward on each board and port, written next to the table.
 profile() {
-  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  machine=$(machine_of "$1")
   elf="$OUT/forward_insns_$1.elf"
   for run in 1 0; do
     timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
@@ -83,18 +116,25 @@ profile() {
     >"$OUT/profile_$1_$2_32.txt"
 }
 profile m4 scalar
+profile m4 dsp
+profile m7 dsp
 profile m55 scalar
 profile m55 mve
 echo "per-function profiles: $OUT/profile_*_32.txt"
 
 # The exp per element: the instructions of the port's exp_shift_sum (exp of
 # x - max and the running sum) in the (32,32,32,32) forward, over its 1,024
-# query-key pairs.
+# query-key pairs; and the products per multiply-add: the instructions of the
+# block kernels (scores_block and weighted_sum_block, the driver's calls for
+# every block of four rows, with the DSP port's tile functions they call)
+# over the forward's 2 * 32 * 32 * 32 = 65,536 multiply-adds.
 {
   echo
-  echo "| exp_shift_sum, (32,32,32,32) forward | M4F scalar (FPU) | M55 scalar | M55 mve |"
-  echo "|---|---:|---:|---:|"
+  echo "| (32,32,32,32) forward | M4F scalar (FPU) | M4F dsp | M7 dsp | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|---:|---:|"
   per() { awk '/exp_shift_sum/ { s += $1 } END { printf "%.1f", s / 1024 }' "$OUT/profile_$1_32.txt"; }
-  echo "| instructions per element | $(per m4_scalar) | $(per m55_scalar) | $(per m55_mve) |"
+  mac() { awk '/scores_(block|tile)|weighted_sum_(block|tile)/ { s += $1 } END { printf "%.2f", s / 65536 }' "$OUT/profile_$1_32.txt"; }
+  echo "| exp_shift_sum, instructions per element | $(per m4_scalar) | $(per m4_dsp) | $(per m7_dsp) | $(per m55_scalar) | $(per m55_mve) |"
+  echo "| block kernels, instructions per multiply-add | $(mac m4_scalar) | $(mac m4_dsp) | $(mac m7_dsp) | $(mac m55_scalar) | $(mac m55_mve) |"
 } >>"$table"
-tail -n 4 "$table"
+tail -n 5 "$table"

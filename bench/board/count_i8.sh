@@ -1,7 +1,9 @@
 #!/bin/sh
 # Instructions executed by one int8 forward pass on QEMU's Cortex-M boards,
-# counted by the TCG plugin (bench/qemu/insncount.c): M4F (scalar and DSP
-# ports) and M55 (scalar and Helium ports), shapes (N, M, Dk, Dv) =
+# counted by the TCG plugin (bench/qemu/insncount.c): M4F, M7 and M33 without
+# FPU (scalar and DSP ports), Armv6-M code on the Cortex-M3 of mps2-an385
+# (scalar port, the only one it builds) and M55 (scalar and Helium ports),
+# shapes (N, M, Dk, Dv) =
 # (16,16,32,32), (32,32,32,32) and (64,64,64,64). Each figure is
 # insns(run) - insns(same program, forward call skipped). Prints a markdown table and writes it to $OUT/insns_i8.md, with
 # per-function profiles of the (32,32,32,32) call next to it.
@@ -14,6 +16,9 @@ mkdir -p "$OUT"
 
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
 board_build cortex-m4-bench forward_i8_insns "$OUT/forward_i8_insns_m4.elf"
+board_build cortex-m7-bench forward_i8_insns "$OUT/forward_i8_insns_m7.elf"
+board_build cortex-m33-bench forward_i8_insns "$OUT/forward_i8_insns_m33.elf"
+board_build cortex-m0-bench forward_i8_insns "$OUT/forward_i8_insns_m0.elf"
 board_build cortex-m55-bench forward_i8_insns "$OUT/forward_i8_insns_m55.elf"
 # GCC 12 at -O2 vectorizes parts of the scalar port with Helium on the M55;
 # this build shows the scalar port as plain scalar code.
@@ -22,16 +27,30 @@ board_build cortex-m55-bench-novec forward_i8_insns "$OUT/forward_i8_insns_m55no
 # count ELF MACHINE ARGS... -> instructions executed by the whole run
 count() { board_count i8 "$@"; }
 
+# machine_of BOARD -> the QEMU machine of a board tag
+machine_of() {
+  case $1 in
+    m4) echo mps2-an386 ;;
+    m7) echo mps2-an500 ;;
+    m33) echo mps2-an505 ;;
+    m0) echo mps2-an385 ;;
+    m55*) echo mps3-an547 ;;
+  esac
+}
+
+# ratio A B -> A / B to two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
 # checksum BOARD PORT SHAPE -> the output checksum the run printed
 checksum() {
-  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  machine=$(machine_of "$1")
   count "$OUT/forward_i8_insns_$1.elf" "$machine" "$3" "$2" 1 >/dev/null
   sed -n 's/^checksum //p' "$OUT/run_i8.log"
 }
 
 # cost BOARD PORT SHAPE -> instructions of the forward call alone
 cost() {
-  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  machine=$(machine_of "$1")
   elf="$OUT/forward_i8_insns_$1.elf"
   with=$(count "$elf" "$machine" "$3" "$2" 1)
   without=$(count "$elf" "$machine" "$3" "$2" 0)
@@ -45,7 +64,7 @@ table="$OUT/insns_i8.md"
   for shape in 16 32 64; do
     # The int8 path is bit-exact: every board and port must print the same bytes.
     ref=$(checksum m4 scalar $shape)
-    for run in "m4 dsp" "m55 scalar" "m55 mve"; do
+    for run in "m4 dsp" "m7 scalar" "m7 dsp" "m33 scalar" "m33 dsp" "m0 scalar" "m55 scalar" "m55 mve"; do
       # shellcheck disable=SC2086
       got=$(checksum $run $shape)
       [ "$got" = "$ref" ] || {
@@ -64,13 +83,32 @@ table="$OUT/insns_i8.md"
     case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; 64) dims="(64,64,64,64)" ;; esac
     echo "| $dims | $m4 | $m4d | ${ratio_m4}x | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
   done
+  # The other M-profile cores, and each DSP column beside CMSIS-NN's int8
+  # composition on the M4F as issue 18 measured it (arm_batch_matmul_s8,
+  # arm_softmax_s8, arm_transpose_s8, arm_batch_matmul_s8; same compiler and
+  # flags; 214,557 / 786,747 / 3,632,988 instructions; CMSIS-NN is not built
+  # here). Armv6-M code has no DSP port: its column is the scalar one.
+  echo
+  echo "| int8 forward (N,M,Dk,Dv) | M4F dsp | M4F dsp / CMSIS-NN M4F | M7 scalar | M7 dsp | M7 scalar/dsp | M7 dsp / CMSIS-NN M4F | M33 no FPU, scalar | M33 no FPU, dsp | M33 scalar/dsp | M33 dsp / CMSIS-NN M4F | Armv6-M scalar | Armv6-M / CMSIS-NN M4F |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for shape in 16 32 64; do
+    case $shape in 16) cmsis=214557 ;; 32) cmsis=786747 ;; 64) cmsis=3632988 ;; esac
+    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; 64) dims="(64,64,64,64)" ;; esac
+    m4d=$(cost m4 dsp $shape)
+    m7=$(cost m7 scalar $shape)
+    m7d=$(cost m7 dsp $shape)
+    m33=$(cost m33 scalar $shape)
+    m33d=$(cost m33 dsp $shape)
+    m0=$(cost m0 scalar $shape)
+    echo "| $dims | $m4d | $(ratio "$m4d" "$cmsis")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $(ratio "$m7d" "$cmsis")x | $m33 | $m33d | $(ratio "$m33" "$m33d")x | $(ratio "$m33d" "$cmsis")x | $m0 | $(ratio "$m0" "$cmsis")x |"
+  done
 } >"$table"
 cat "$table"
 
 # Where the instructions go: per-function attribution of the (32,32,32,32)
 # int8 forward on each board and port, written next to the table.
 profile() {
-  case $1 in m4) machine=mps2-an386 ;; m55*) machine=mps3-an547 ;; esac
+  machine=$(machine_of "$1")
   elf="$OUT/forward_i8_insns_$1.elf"
   for run in 1 0; do
     timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
@@ -83,6 +121,9 @@ profile() {
 }
 profile m4 scalar
 profile m4 dsp
+profile m7 dsp
+profile m33 dsp
+profile m0 scalar
 profile m55 scalar
 profile m55 mve
 echo "per-function profiles: $OUT/profile_i8_*_32.txt"

@@ -3,8 +3,8 @@
 // prints the same checksum line; with run=0 it skips the forward call, so
 // insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_insns <shape: 16|32|selftest> <port: scalar|mve> <run: 0|1> [api: fixed|runtime]
-//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);
+//   forward_insns <shape: 16|32|64|selftest> <port: scalar|dsp|mve> <run: 0|1> [api: fixed|runtime]
+//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);  64 -> (64, 64, 64, 64);
 //   selftest -> one tinyattn::selftest() of that port, printing nothing;
 //   api: the compile-time Attention<Shape> on its std::arrays (default) or
 //   the run-time tinyattn::forward()
@@ -20,22 +20,28 @@ namespace {
 
 using Small = tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>>;
 using Large = tinyattn::Attention<tinyattn::Shape<32, 32, 32, 32>>;
+using Huge = tinyattn::Attention<tinyattn::Shape<64, 64, 64, 64>>;
 
 Small small;
 Large large;
-Large::Q q;
-Large::K k;
-Large::V v;
-Large::Y y;
-// The small shape's arrays hold the leading parts of the large ones (copied
-// in and out in every run, so the copies cancel in the difference).
+Huge huge;
+Huge::Q q;
+Huge::K k;
+Huge::V v;
+Huge::Y y;
+// The smaller shapes' arrays hold the leading parts of the largest ones
+// (copied in and out in every run, so the copies cancel in the difference).
+Large::Q large_q;
+Large::K large_k;
+Large::V large_v;
+Large::Y large_y;
 Small::Q small_q;
 Small::K small_k;
 Small::V small_v;
 Small::Y small_y;
 tinyattn::SelftestReport report;
 // The run-time API's workspace: as large as the compile-time object's.
-alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[Large::workspace_bytes];
+alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[Huge::workspace_bytes];
 
 // Inputs in [-1, 1) from a fixed linear congruential sequence.
 void fill(float* x, size_t n, uint32_t seed) {
@@ -50,10 +56,11 @@ void fill(float* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_insns 16|32 scalar|mve 0|1\n");
+    board_write("usage: forward_insns 16|32|64|selftest scalar|dsp|mve 0|1 [fixed|runtime]\n");
     return 2;
   }
   const bool is_small = std::strcmp(argv[1], "16") == 0;
+  const bool is_huge = std::strcmp(argv[1], "64") == 0;
   const bool is_selftest = std::strcmp(argv[1], "selftest") == 0;
   tinyattn::Options options;
   options.port = board_port(argv[2]);
@@ -69,22 +76,29 @@ int main(int argc, char** argv) {
   std::memcpy(small_k.data(), k.data(), sizeof small_k);
   std::memcpy(small_v.data(), v.data(), sizeof small_v);
   std::memset(small_y.data(), 0, sizeof small_y);
+  std::memcpy(large_q.data(), q.data(), sizeof large_q);
+  std::memcpy(large_k.data(), k.data(), sizeof large_k);
+  std::memcpy(large_v.data(), v.data(), sizeof large_v);
+  std::memset(large_y.data(), 0, sizeof large_y);
 
   tinyattn::Status status = tinyattn::Status::kOk;
   if (run && is_selftest) {
     status = tinyattn::selftest(&report, options.port);
     if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
   } else if (run && runtime_api) {
-    const tinyattn::Dims dims = is_small ? Small::dims : Large::dims;
+    const tinyattn::Dims dims = is_small ? Small::dims : is_huge ? Huge::dims : Large::dims;
     status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
                                {workspace, sizeof workspace}, {}, options);
   } else if (run) {
     if (is_small)
       status = small(small_q, small_k, small_v, small_y, {}, nullptr, options);
+    else if (is_huge)
+      status = huge(q, k, v, y, {}, nullptr, options);
     else
-      status = large(q, k, v, y, {}, nullptr, options);
+      status = large(large_q, large_k, large_v, large_y, {}, nullptr, options);
   }
   if (is_small && !runtime_api) std::memcpy(y.data(), small_y.data(), sizeof small_y);
+  if (!is_small && !is_huge && !runtime_api) std::memcpy(y.data(), large_y.data(), sizeof large_y);
   uint32_t sum = 0;
   for (float f : y) {
     uint32_t bits;
