@@ -21,6 +21,11 @@ inline void write_hex(const char* label, uint32_t value) {
   board_write(line);
 }
 
+// How many times a bench program calls what it measures (its third
+// argument, one digit). The scripts count a run of 2 calls and a run of 1:
+// the first call is the warm-up, and the difference is one warm call.
+inline int board_calls(const char* arg) { return arg[0] >= '0' && arg[0] <= '9' ? arg[0] - '0' : 0; }
+
 // The port a bench argument names (port_name()), the scalar port if none.
 inline tinyattn::Port board_port(const char* name) {
   for (tinyattn::Port p : tinyattn::kAllPorts)

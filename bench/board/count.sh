@@ -4,7 +4,8 @@
 # DSP ports), M33 without FPU (soft float; scalar and DSP ports) and M55
 # (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32), (32,32,32,32)
 # and (64,64,64,64), and one power-on self-test per board and port.
-# Each figure is insns(run) - insns(same program, forward call skipped).
+# Each figure is one warm call: insns(2 calls) - insns(1 call), the first call
+# a warm-up, identical inputs for every board and port.
 # Prints markdown tables and writes them to $OUT/insns.md.
 #   bench/board/count.sh [OUT_DIR]   (default build-bench-board)
 set -eu
@@ -39,8 +40,8 @@ machine_of() {
 cost() {
   machine=$(machine_of "$1")
   elf="$OUT/forward_insns_$1.elf"
-  with=$(count "$elf" "$machine" "$3" "$2" 1 "${4:-fixed}")
-  without=$(count "$elf" "$machine" "$3" "$2" 0 "${4:-fixed}")
+  with=$(count "$elf" "$machine" "$3" "$2" 2 "${4:-fixed}")
+  without=$(count "$elf" "$machine" "$3" "$2" 1 "${4:-fixed}")
   echo $((with - without))
 }
 
@@ -106,13 +107,13 @@ cat "$table"
 profile() {
   machine=$(machine_of "$1")
   elf="$OUT/forward_insns_$1.elf"
-  for run in 1 0; do
+  for run in 2 1; do
     timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
       -semihosting-config enable=on,target=native \
       -plugin "$OUT/libinsncount.so,outfile=$OUT/count.txt,profile=$OUT/profile$run.txt" \
       -kernel "$elf" -append "32 $2 $run" >"$OUT/run.log" 2>&1
   done
-  /usr/bin/python3 "$ROOT/bench/qemu/attribute.py" "$elf" "$OUT/profile1.txt" "$OUT/profile0.txt" \
+  /usr/bin/python3 "$ROOT/bench/qemu/attribute.py" "$elf" "$OUT/profile2.txt" "$OUT/profile1.txt" \
     >"$OUT/profile_$1_$2_32.txt"
 }
 profile m4 scalar

@@ -3,7 +3,7 @@
 # (16, 16, 32, 32) on QEMU's Cortex-M55 board (mps3-an547), counted by the
 # TCG plugin (bench/qemu/insncount.c): the default widening compute against
 # the native fp16 products, with the scalar and the Helium port for the fp32
-# softmax. Each figure is insns(run) - insns(same program, call skipped).
+# softmax. Each figure is one warm call: insns(2 calls) - insns(1 call).
 # Prints a markdown table and writes it to $OUT/insns_f16.md.
 #   bench/board/count_f16.sh [OUT_DIR]   (default build-bench-board)
 set -eu
@@ -19,7 +19,7 @@ board_build cortex-m55-bench forward_f16_insns "$OUT/forward_f16_insns_m55.elf"
 count() { board_count f16 "$OUT/forward_f16_insns_m55.elf" mps3-an547 "$@"; }
 
 # cost COMPUTE PORT -> instructions of the forward call alone
-cost() { echo $(($(count "$1" "$2" 1) - $(count "$1" "$2" 0))); }
+cost() { echo $(($(count "$1" "$2" 2) - $(count "$1" "$2" 1))); }
 
 table="$OUT/insns_f16.md"
 {

@@ -3,7 +3,7 @@
 // the native fp16 products (F16Compute::kNativeF16Products). With run=0 the
 // call is skipped, so insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_f16_insns <compute: widen|native> <port: scalar|mve> <run: 0|1>
+//   forward_f16_insns <compute: widen|native> <port: scalar|mve> <run: CALLS>
 //   shape (N, M, Dk, Dv) = (16, 16, 32, 32), weights not requested
 #include <cstdint>
 #include <cstring>
@@ -36,14 +36,14 @@ void fill(tinyattn::half* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_f16_insns widen|native scalar|mve 0|1\n");
+    board_write("usage: forward_f16_insns widen|native scalar|mve CALLS\n");
     return 2;
   }
   tinyattn::OptionsF16 options;
   options.compute = std::strcmp(argv[1], "native") == 0 ? tinyattn::F16Compute::kNativeF16Products
                                                           : tinyattn::F16Compute::kWidenToF32;
   options.port = board_port(argv[2]);
-  const bool run = argv[3][0] == '1';
+  const int calls = board_calls(argv[3]);
 
   fill(q.data(), q.size(), 1);
   fill(k.data(), k.size(), 2);
@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   y.fill(tinyattn::half{});
 
   tinyattn::Status status = tinyattn::Status::kOk;
-  if (run) status = attn(q, k, v, y, {}, nullptr, options);
+  for (int call = 0; call < calls && status == tinyattn::Status::kOk; ++call)
+    status = attn(q, k, v, y, {}, nullptr, options);
   uint32_t sum = 0;
   for (tinyattn::half h : y) sum = (sum << 1 | sum >> 31) ^ h.bits;
   write_hex("checksum ", sum);

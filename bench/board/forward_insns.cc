@@ -56,7 +56,7 @@ void fill(float* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_insns 16|32|64|selftest scalar|dsp|mve 0|1 [fixed|runtime]\n");
+    board_write("usage: forward_insns 16|32|64|selftest scalar|dsp|mve CALLS [fixed|runtime]\n");
     return 2;
   }
   const bool is_small = std::strcmp(argv[1], "16") == 0;
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   const bool is_selftest = std::strcmp(argv[1], "selftest") == 0;
   tinyattn::Options options;
   options.port = board_port(argv[2]);
-  const bool run = argv[3][0] == '1';
+  const int calls = board_calls(argv[3]);
   const bool runtime_api = argc > 4 && std::strcmp(argv[4], "runtime") == 0;
 
   fill(q.data(), q.size(), 1);
@@ -82,20 +82,21 @@ int main(int argc, char** argv) {
   std::memset(large_y.data(), 0, sizeof large_y);
 
   tinyattn::Status status = tinyattn::Status::kOk;
-  if (run && is_selftest) {
-    status = tinyattn::selftest(&report, options.port);
-    if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
-  } else if (run && runtime_api) {
-    const tinyattn::Dims dims = is_small ? Small::dims : is_huge ? Huge::dims : Large::dims;
-    status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
-                               {workspace, sizeof workspace}, {}, options);
-  } else if (run) {
-    if (is_small)
+  for (int call = 0; call < calls && status == tinyattn::Status::kOk; ++call) {
+    if (is_selftest) {
+      status = tinyattn::selftest(&report, options.port);
+      if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
+    } else if (runtime_api) {
+      const tinyattn::Dims dims = is_small ? Small::dims : is_huge ? Huge::dims : Large::dims;
+      status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
+                                 {workspace, sizeof workspace}, {}, options);
+    } else if (is_small) {
       status = small(small_q, small_k, small_v, small_y, {}, nullptr, options);
-    else if (is_huge)
+    } else if (is_huge) {
       status = huge(q, k, v, y, {}, nullptr, options);
-    else
+    } else {
       status = large(large_q, large_k, large_v, large_y, {}, nullptr, options);
+    }
   }
   if (is_small && !runtime_api) std::memcpy(y.data(), small_y.data(), sizeof small_y);
   if (!is_small && !is_huge && !runtime_api) std::memcpy(y.data(), large_y.data(), sizeof large_y);
