@@ -232,7 +232,8 @@ inline int32x4_t exp2_q30_lanes(int32x4_t u) {
   return vrshlq_s32(val, minus_n);
 }
 
-int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+// Pass 1 of exp_row in scalar code, for any logit and max_logit.
+void scalar_logits(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   // Pass 1: u_j = apply(logit, s_j) - max_logit, saturated below at INT32_MIN (2^u
   // rounds to 0 from there on); INT32_MIN also for a masked key. With
   // x = s m (|x| < 2^62) and h = 2^(shift-1):
@@ -260,6 +261,87 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
       e[j] = sj == INT32_MIN ? INT32_MIN : v;
     }
   }
+}
+
+// apply(logit, s) - max_logit modulo 2^32, four lanes, for a logit shift in
+// [8, 62] (m = the multiplier). With x = s m = hi 2^32 + lo (VMULH, VMUL):
+//  - shift <= 32: apply = (x + 2^(shift-1) - [s < 0]) >> shift
+//      = hi 2^(32-shift) + ((lo + c) >> shift), c = 2^(shift-1) - [s < 0] >= 0,
+//    where (lo + c) >> 1 is VHADD (no carry out of 32 bits);
+//  - shift = 32 + k: apply = (hi + 2^(k-1) - [s < 0 and lo == 0]) >> k, VRSHL
+//    by -k (requantize's tie correction).
+// Exact whenever the true difference fits int32.
+template <bool kHighShift>
+inline uint32x4_t logit_diff_lanes(int32x4_t sv, int32x4_t mv, int32_t m, int32_t shift, uint32_t c_half,
+                                   uint32_t hi_scale, uint32_t max_lo) {
+  const int32x4_t hi = vmulhq_s32(sv, mv);
+  const int32x4_t lo = vmulq_n_s32(sv, m);
+  uint32x4_t a;
+  if (!kHighShift) {
+    const uint32x4_t c = vreinterpretq_u32_s32(vaddq_n_s32(vshrq_n_s32(sv, 31), static_cast<int32_t>(c_half)));
+    const uint32x4_t t = vshlq_r_u32(vhaddq_u32(vreinterpretq_u32_s32(lo), c), 1 - shift);
+    a = vmlaq_n_u32(t, vreinterpretq_u32_s32(hi), hi_scale);
+  } else {
+    const int32x4_t tie = vreinterpretq_s32_u32(
+        vshrq_n_u32(vreinterpretq_u32_s32(vbicq_s32(sv, vorrq_s32(lo, vnegq_s32(lo)))), 31));
+    a = vreinterpretq_u32_s32(vrshlq_n_s32(vsubq_s32(hi, tie), 32 - shift));
+  }
+  return vsubq_n_u32(a, max_lo);
+}
+
+// Pass 1 of exp_row in lanes, when max_logit = apply(logit, smax) for the
+// largest score smax. u = apply(s) - max_logit lies within 1 of
+// -P, P = (smax - s) m / 2^shift. For d = smax - s (any kept key: d < 2^32),
+// H = VMULH.U32(d, m) = floor(d m / 2^32) against thr = (2^31 - 2^25) / 2^(32-shift):
+// H < thr gives P < 2^31 - 2^25, so u fits int32 and the modular difference
+// is exact; H >= thr gives u <= -2^31 + 2^25 + 1, where exp2_q30 is 0 as at
+// INT32_MIN, so the lane saturates to INT32_MIN (as does a masked key). For
+// shift > 32, P < 2^30 always.
+template <bool kHighShift>
+void logit_lanes(const int32_t* s, size_t n, int32_t m, int32_t shift, int32_t smax, int64_t max_logit, int32_t* e) {
+  const int32x4_t mv = vdupq_n_s32(m);
+  const uint32_t c_half = uint32_t{1} << ((shift - 1) & 31);
+  const uint32_t hi_scale = shift <= 32 ? uint32_t{1} << ((32 - shift) & 31) : 0;
+  const uint32_t max_lo = static_cast<uint32_t>(static_cast<uint64_t>(max_logit));
+  const uint32x4_t thr = vdupq_n_u32(shift <= 32 ? (uint32_t{1} << (shift - 1)) - (uint32_t{1} << (shift - 7))
+                                                 : 0xffffffffu);
+  const uint32x4_t smax_v = vdupq_n_u32(u32(smax));
+  const int32x4_t saturated = vdupq_n_s32(INT32_MIN);
+  auto lanes = [&](int32x4_t sv) {
+    const uint32x4_t u = logit_diff_lanes<kHighShift>(sv, mv, m, shift, c_half, hi_scale, max_lo);
+    const uint32x4_t h = vmulhq_u32(vsubq_u32(smax_v, vreinterpretq_u32_s32(sv)), vreinterpretq_u32_s32(mv));
+    const mve_pred16_t keep = vcmpneq_m_n_s32(sv, INT32_MIN, vcmphiq_u32(thr, h));
+    return vpselq_s32(vreinterpretq_s32_u32(u), saturated, keep);
+  };
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) vst1q_s32(e + j, lanes(vld1q_s32(s + j)));
+  if (j < n) {
+    const mve_pred16_t p = tail32(n, j);
+    vstrwq_p_s32(e + j, lanes(vld1q_z_s32(s + j, p)), p);
+  }
+}
+
+int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+  const int32_t m = logit.multiplier, shift = logit.shift;
+  // The largest score: when its logit is max_logit (the driver's case), pass 1
+  // runs in lanes (logit_lanes).
+  int32_t smax = INT32_MIN;
+  {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) smax = vmaxvq_s32(smax, vld1q_s32(s + j));
+    if (j < n) {
+      const mve_pred16_t p = tail32(n, j);
+      smax = vmaxvq_p_s32(smax, vld1q_z_s32(s + j, p), p);
+    }
+  }
+  if (shift >= 8 && smax != INT32_MIN && apply(logit, smax) == max_logit) {
+    if (shift <= 32)
+      logit_lanes<false>(s, n, m, shift, smax, max_logit, e);
+    else
+      logit_lanes<true>(s, n, m, shift, smax, max_logit, e);
+  } else {
+    scalar_logits(s, n, logit, max_logit, e);
+  }
   // Pass 2: the exp, four lanes at a time (e may be s: same index in, same out).
   int64_t sum = 0;
   size_t j = 0;
@@ -279,14 +361,43 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 
 // ---------------------------------------------------------------- probabilities
 
+// With est = floor(estimate) (p or p - 1, int8_fixed.h), p = est + 1 exactly
+// when (est + 1) S <= e 2^15 + floor(S/2), i.e. (2 est + 1) S + (S & 1) <= e 2^16.
+// Split S = S1 2^16 + S0 (S0 < 2^16); B <= k 2^16 iff ceil(B / 2^16) <= k, so
+// the test is Z = (2 est + 1) S1 + t - e <= 0 with
+//   t = ceil(((2 est + 1) S0 + (S & 1)) / 2^16) = ((est + 1) S0 + J2) >> 15,
+//   J2 = floor((2^16 - 1 + (S & 1) - S0) / 2),
+// whose operands stay below 2^32 (est + 1 <= 2^15 + 1). Z = ceil(Y / 2^16)
+// for Y = (2 est + 1) S + (S & 1) - e 2^16 in (-2S, 2S): |Z| < 2^31 for
+// S < 2^46 - 2^16, so Z in modular uint32 is exact. p = est - (~Z >> 31),
+// ~Z = S1 - 1 + 2 S1 est + t - e.
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
   const ReciprocalQ15 q = reciprocal_q15(sum);
   if (!q.exact) return reciprocal_divide(q, e, n, p);
   // One 64-bit division per row (reciprocal_q15), none per key.
   const uint32_t round = q.round;
-  const int sh = q.sh;
+  const int32_t minus_sh = -q.sh;
   const uint32x4_t rv = vdupq_n_u32(q.r);
-  const int32_t minus_sh = -sh;
+  if (q.s < (uint64_t{1} << 46) - (uint64_t{1} << 16)) {
+    const uint32_t s1 = static_cast<uint32_t>(q.s >> 16), s0 = static_cast<uint32_t>(q.s & 0xffffu);
+    const uint32_t j3 = s0 + ((0xffffu + static_cast<uint32_t>(q.s & 1u) - s0) >> 1);  // S0 + J2
+    const uint32x4_t s0v = vdupq_n_u32(s0), s1x2 = vdupq_n_u32(2 * s1);
+    auto lanes = [&](uint32x4_t ev) {
+      const uint32x4_t est = vshlq_r_u32(vaddq_n_u32(vmulhq_u32(ev, rv), round), minus_sh);
+      const uint32x4_t t = vshrq_n_u32(vmlasq_n_u32(est, s0v, j3), 15);
+      const uint32x4_t not_z = vsubq_u32(vaddq_u32(vmlasq_n_u32(est, s1x2, s1 - 1), t), ev);
+      return vreinterpretq_s32_u32(
+          vsubq_u32(est, vreinterpretq_u32_s32(vshrq_n_s32(vreinterpretq_s32_u32(not_z), 31))));
+    };
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) vst1q_s32(p + j, lanes(vreinterpretq_u32_s32(vld1q_s32(e + j))));
+    if (j < n) {
+      const mve_pred16_t pr = tail32(n, j);
+      vstrwq_p_s32(p + j, lanes(vreinterpretq_u32_s32(vld1q_z_s32(e + j, pr))), pr);
+    }
+    return;
+  }
+  // Sums of 2^46 - 2^16 and above: the exact 64-bit comparison per key.
   // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
   constexpr size_t kChunk = 32;
   alignas(16) uint32_t next[kChunk];
