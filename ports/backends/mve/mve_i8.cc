@@ -416,7 +416,8 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
 
 // ---------------------------------------------------------------- weighted_sum
 
-void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+// One weight broadcast against 16 columns (any weights, any ldv).
+void weighted_sum_rows(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
                   int32_t* acc) {
   // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j: the accumulators
   // start at -zv sum p (modular; the final sums fit int32).
@@ -448,6 +449,90 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
     const int8_t* vc = v + c;
     for (size_t j = 0; j < count; ++j, vc += ldv) a = vmlaq_n_s32(a, vldrbq_z_s32(vc, pr), p[j]);
     vstrwq_p_s32(acc + c, a, pr);
+  }
+}
+
+// Keys in the lanes: column c of V is a byte gather (VLDRB.S16 with offsets
+// 0..7 ldv) and VMLADAVA.S16 adds eight products p_j v_jc into the column's
+// sum, so one column takes two instructions per eight keys instead of one
+// VMLA per four columns per key. The weights go to int16 first, which holds
+// every p but kProbOne (a row whose weight all sits on one key): such a row,
+// and a V stride too long for 16-bit offsets, take weighted_sum_rows.
+constexpr size_t kKeyChunk = 256;  // int16 weights per pass (512 bytes of stack)
+
+// acc[c] (kFirst: 0, else its value so far) + start + sum over `groups`
+// groups of eight keys (and a predicated last group when has_tail) of
+// p16[j] v[j ldv + c], for c < dv.
+template <bool kFirst>
+void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t offsets, size_t groups,
+                    bool has_tail, mve_pred16_t tail, size_t dv, int32_t start, int32_t* acc) {
+  const size_t step = 8 * ldv;
+  // Four columns per pass: each weight vector loaded once for four sums.
+  size_t c = 0;
+  for (; c + 4 <= dv; c += 4) {
+    int32_t a0 = start, a1 = start, a2 = start, a3 = start;
+    if (!kFirst) {
+      a0 += acc[c];
+      a1 += acc[c + 1];
+      a2 += acc[c + 2];
+      a3 += acc[c + 3];
+    }
+    const int8_t* vc = v + c;
+    const int16_t* pg = p16;
+    for (size_t g = groups; g > 0; --g, vc += step, pg += 8) {
+      const int16x8_t pw = vld1q_s16(pg);
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_s16(vc, offsets));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_s16(vc + 1, offsets));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_s16(vc + 2, offsets));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_s16(vc + 3, offsets));
+    }
+    if (has_tail) {  // zeroing gathers: the keys past the end add nothing
+      const int16x8_t pw = vld1q_s16(pg);
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_z_s16(vc, offsets, tail));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_z_s16(vc + 1, offsets, tail));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_z_s16(vc + 2, offsets, tail));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_z_s16(vc + 3, offsets, tail));
+    }
+    acc[c] = a0;
+    acc[c + 1] = a1;
+    acc[c + 2] = a2;
+    acc[c + 3] = a3;
+  }
+  for (; c < dv; ++c) {
+    int32_t a0 = kFirst ? start : start + acc[c];
+    const int8_t* vc = v + c;
+    const int16_t* pg = p16;
+    for (size_t g = groups; g > 0; --g, vc += step, pg += 8)
+      a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_s16(vc, offsets));
+    if (has_tail) a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_z_s16(vc, offsets, tail));
+    acc[c] = a0;
+  }
+}
+
+void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+                  int32_t* acc) {
+  if (7 * ldv > 0xffff) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+  alignas(16) int16_t p16[kKeyChunk];
+  const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), static_cast<uint16_t>(ldv));
+  for (size_t j0 = 0, len = 0; j0 < count; j0 += len) {
+    len = count - j0 < kKeyChunk ? count - j0 : kKeyChunk;
+    // int16 weights, zero past len up to a multiple of 8; their sum and maximum.
+    int32_t sum_p = 0, max_p = 0;
+    if (len % 8) vst1q_s16(p16 + (len & ~size_t{7}), vdupq_n_s16(0));
+    for (size_t j = 0; j < len; j += 4) {
+      const int32x4_t pv = vld1q_z_s32(p + j0 + j, tail32(len, j));
+      sum_p = vaddvaq_s32(sum_p, pv);
+      max_p = vmaxvq_s32(max_p, pv);
+      vstrhq_s32(p16 + j, pv);
+    }
+    if (max_p > 32767) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+    const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
+    const size_t groups = len / 8;
+    const mve_pred16_t tail = vctp16q(static_cast<uint32_t>(len - groups * 8));
+    if (j0 == 0)
+      gather_columns<true>(p16, v, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
+    else
+      gather_columns<false>(p16, v + j0 * ldv, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
   }
 }
 
