@@ -182,8 +182,69 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   for (; j < count; ++j, k += ldk) s[j] = dot1<kMode>(q, k, dk, nzq, base, q_zero);
 }
 
+// scores for keys stored back to back (ldk = dk = 16 kWhole, the driver's
+// layout): one pointer walks the keys with post-increment loads, the four
+// sums of a pass start at 0 and go to s as one vector (lane moves) plus
+// the base, and the running maximum is a vector.
+template <QZero kMode, int kWhole>
+int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, int32_t q_zero, int32_t k_zero, int32_t* s) {
+  constexpr size_t kDk = 16 * kWhole;
+  int8x16_t qv[kWhole];
+  int32_t sum_q = 0;
+#pragma GCC unroll 4
+  for (int v = 0; v < kWhole; ++v) {
+    qv[v] = vld1q_s8(q + 16 * v);
+    sum_q = vaddvaq_s8(sum_q, qv[v]);
+  }
+  const int32_t base = static_cast<int32_t>(static_cast<uint32_t>(kDk) * u32(q_zero) * u32(k_zero) -
+                                            u32(k_zero) * u32(sum_q));
+  const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
+  // One key's sum (without the base), modulo 2^32.
+  auto dot = [&](const int8_t*& kp) {
+    int32_t d = 0;
+#pragma GCC unroll 4
+    for (int v = 0; v < kWhole; ++v) {
+      const int8x16_t a = vld1q_s8(kp);
+      kp += 16;
+      d = vmladavaq_s8(d, qv[v], a);
+      if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
+    }
+    return d;
+  };
+  int32x4_t maxv = vdupq_n_s32(INT32_MIN);
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const int32_t d0 = dot(k), d1 = dot(k), d2 = dot(k), d3 = dot(k);
+    int32x4_t sv = vdupq_n_s32(d0);
+    sv = vsetq_lane_s32(d1, sv, 1);
+    sv = vsetq_lane_s32(d2, sv, 2);
+    sv = vsetq_lane_s32(d3, sv, 3);
+    sv = vaddq_n_s32(sv, base);
+    vst1q_s32(s + j, sv);
+    maxv = vmaxq_s32(maxv, sv);
+  }
+  int32_t max = vmaxvq_s32(INT32_MIN, maxv);
+  for (; j < count; ++j) {
+    const int32_t sj = static_cast<int32_t>(u32(dot(k)) + u32(base));
+    s[j] = sj;
+    max = sj > max ? sj : max;
+  }
+  return max;
+}
+
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
                int32_t* s) {
+  if (ldk == dk && q_zero != -128) {
+    if (dk == 16)
+      return q_zero ? scores_packed<QZero::kFolded, 1>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 1>(q, k, count, q_zero, k_zero, s);
+    if (dk == 32)
+      return q_zero ? scores_packed<QZero::kFolded, 2>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 2>(q, k, count, q_zero, k_zero, s);
+    if (dk == 64)
+      return q_zero ? scores_packed<QZero::kFolded, 4>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 4>(q, k, count, q_zero, k_zero, s);
+  }
   int32_t sum_q = 0;
   for (size_t c = 0; c < dk; c += 16) sum_q = vaddvaq_s8(sum_q, vld1q_z_s8(q + c, tail8(dk, c)));
   // dk zq zk - zk sum q, modulo 2^32: every s_j fits int32, so the wrapped sums are exact.
@@ -321,20 +382,68 @@ void logit_lanes(const int32_t* s, size_t n, int32_t m, int32_t shift, int32_t s
   }
 }
 
+// exp_row for a row without masked keys when logit_lanes applies: the logit
+// and the exp in one pass, and the saturation without predicates: lanes with
+// H >= thr take min(u, INT32_MIN), the others min(u, 0) = u (u <= 0).
+template <bool kHighShift>
+int64_t exp_row_fused(const int32_t* s, size_t n, int32_t m, int32_t shift, int32_t smax, int64_t max_logit,
+                      int32_t* e) {
+  const int32x4_t mv = vdupq_n_s32(m);
+  const uint32_t c_half = uint32_t{1} << ((shift - 1) & 31);
+  const uint32_t hi_scale = shift <= 32 ? uint32_t{1} << ((32 - shift) & 31) : 0;
+  const uint32_t max_lo = static_cast<uint32_t>(static_cast<uint64_t>(max_logit));
+  // thr - 1 (shift <= 32; shift >= 8 so thr >= 126), H < 2^31: thr - 1 - H keeps its sign.
+  const uint32_t thr_m1 = shift <= 32 ? (uint32_t{1} << (shift - 1)) - (uint32_t{1} << (shift - 7)) - 1 : 0;
+  auto lanes = [&](int32x4_t sv) {
+    int32x4_t u = vreinterpretq_s32_u32(logit_diff_lanes<kHighShift>(sv, mv, m, shift, c_half, hi_scale, max_lo));
+    if (!kHighShift) {
+      const uint32x4_t h = vmulhq_u32(vsubq_u32(vdupq_n_u32(u32(smax)), vreinterpretq_u32_s32(sv)),
+                                      vreinterpretq_u32_s32(mv));
+      const uint32x4_t sat = vandq_u32(vsubq_u32(vdupq_n_u32(thr_m1), h), vdupq_n_u32(0x80000000u));
+      u = vminq_s32(u, vreinterpretq_s32_u32(sat));
+    }
+    return exp2_q30_lanes(u);
+  };
+  int64_t sum = 0;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int32x4_t ev = lanes(vld1q_s32(s + j));
+    vst1q_s32(e + j, ev);
+    sum = vaddlvaq_s32(sum, ev);
+  }
+  if (j < n) {
+    const mve_pred16_t p = tail32(n, j);
+    const int32x4_t ev = lanes(vld1q_z_s32(s + j, p));
+    vstrwq_p_s32(e + j, ev, p);
+    sum = vaddlvaq_p_s32(sum, ev, p);
+  }
+  return sum;
+}
+
 int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   const int32_t m = logit.multiplier, shift = logit.shift;
   // The largest score: when its logit is max_logit (the driver's case), pass 1
   // runs in lanes (logit_lanes).
-  int32_t smax = INT32_MIN;
+  int32_t smax = INT32_MIN, smin = INT32_MAX;
   {
     size_t j = 0;
-    for (; j + 4 <= n; j += 4) smax = vmaxvq_s32(smax, vld1q_s32(s + j));
+    for (; j + 4 <= n; j += 4) {
+      const int32x4_t sv = vld1q_s32(s + j);
+      smax = vmaxvq_s32(smax, sv);
+      smin = vminvq_s32(smin, sv);
+    }
     if (j < n) {
       const mve_pred16_t p = tail32(n, j);
-      smax = vmaxvq_p_s32(smax, vld1q_z_s32(s + j, p), p);
+      const int32x4_t sv = vld1q_z_s32(s + j, p);
+      smax = vmaxvq_p_s32(smax, sv, p);
+      smin = vminvq_p_s32(smin, sv, p);
     }
   }
-  if (shift >= 8 && smax != INT32_MIN && apply(logit, smax) == max_logit) {
+  const bool lanes_ok = shift >= 8 && smax != INT32_MIN && apply(logit, smax) == max_logit;
+  if (lanes_ok && smin != INT32_MIN)  // no masked key
+    return shift <= 32 ? exp_row_fused<false>(s, n, m, shift, smax, max_logit, e)
+                       : exp_row_fused<true>(s, n, m, shift, smax, max_logit, e);
+  if (lanes_ok) {
     if (shift <= 32)
       logit_lanes<false>(s, n, m, shift, smax, max_logit, e);
     else
@@ -467,6 +576,8 @@ template <bool kFirst>
 void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t offsets, size_t groups,
                     bool has_tail, mve_pred16_t tail, size_t dv, int32_t start, int32_t* acc) {
   const size_t step = 8 * ldv;
+  const uint16x8_t o0 = offsets, o1 = vaddq_n_u16(offsets, 1), o2 = vaddq_n_u16(offsets, 2),
+                   o3 = vaddq_n_u16(offsets, 3);
   // Four columns per pass: each weight vector loaded once for four sums.
   size_t c = 0;
   for (; c + 4 <= dv; c += 4) {
@@ -477,21 +588,22 @@ void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t 
       a2 += acc[c + 2];
       a3 += acc[c + 3];
     }
+    // One base pointer, four offset vectors: no per-column address adds.
     const int8_t* vc = v + c;
     const int16_t* pg = p16;
     for (size_t g = groups; g > 0; --g, vc += step, pg += 8) {
       const int16x8_t pw = vld1q_s16(pg);
-      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_s16(vc, offsets));
-      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_s16(vc + 1, offsets));
-      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_s16(vc + 2, offsets));
-      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_s16(vc + 3, offsets));
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_s16(vc, o0));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_s16(vc, o1));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_s16(vc, o2));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_s16(vc, o3));
     }
     if (has_tail) {  // zeroing gathers: the keys past the end add nothing
       const int16x8_t pw = vld1q_s16(pg);
-      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_z_s16(vc, offsets, tail));
-      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_z_s16(vc + 1, offsets, tail));
-      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_z_s16(vc + 2, offsets, tail));
-      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_z_s16(vc + 3, offsets, tail));
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_z_s16(vc, o0, tail));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_z_s16(vc, o1, tail));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_z_s16(vc, o2, tail));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_z_s16(vc, o3, tail));
     }
     acc[c] = a0;
     acc[c + 1] = a1;
@@ -511,7 +623,7 @@ void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t 
 
 void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
                   int32_t* acc) {
-  if (7 * ldv > 0xffff) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+  if (7 * ldv + 3 > 0xffff) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
   alignas(16) int16_t p16[kKeyChunk];
   const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), static_cast<uint16_t>(ldv));
   for (size_t j0 = 0, len = 0; j0 < count; j0 += len) {
