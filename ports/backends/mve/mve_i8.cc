@@ -7,18 +7,23 @@
 //    with sum q once per row (the last two terms start each sum) and
 //    sum k (-zq) as a second VMLADAVA into the same sum when zq != 0. All of
 //    it is modular int32 arithmetic whose final value fits, so it is exact.
-//  - exp_row: the 64-bit logit apply() per key in scalar code (SMLAL and the
-//    Helium long shifts ASRL, SQSHLL), saturated to int32 (every
-//    u <= INT32_MIN gives 0, as the masked keys do); then exp2_q30 four lanes
-//    at a time: every rounding_rshift of a product there has non-negative
-//    operands, so it is a rounding high multiply (VRMULH) of suitably
-//    pre-shifted factors, and the final shift by n is VRSHL.
+//    Back-to-back keys of Dk 16, 32, 64 (the driver's) take scores_packed.
+//  - exp_row: the logit difference apply(logit, s) - max_logit in modular
+//    int32 lanes (exact where it fits; lanes where it cannot are found from
+//    the score gap and saturate to INT32_MIN, where 2^u is 0 anyway), fused
+//    with exp2_q30 for rows without masked keys; the scalar 64-bit code only
+//    for unusual plans. exp2_q30 runs four lanes at a time: every
+//    rounding_rshift of a product there has non-negative operands, so it is
+//    a rounding high multiply (VRMULH) of suitably pre-shifted factors, and
+//    the final shift by n is VRSHL.
 //  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
-//    less (VMULH); one exact 64-bit comparison decides, so there is no
-//    64-bit division per key.
-//  - weighted_sum: int32 accumulators over 16 columns at a time, widening
-//    byte loads (VLDRB.S32) times a broadcast weight (VMLA.S32); the zero
-//    point is the initial value -zv * sum p.
+//    less (VMULH); the exact comparison that decides is rewritten so that it
+//    runs in uint32 lanes (no 64-bit work per key, no 64-bit division per row).
+//  - weighted_sum: int16 weights times byte gathers of a V column over eight
+//    keys (VMLADAVA.S16), four columns per pass; rows with a weight of 2^15
+//    use int32 accumulators over 16 columns, widening byte loads (VLDRB.S32)
+//    times a broadcast weight (VMLA.S32). The zero point is the initial value
+//    -zv * sum p.
 //  - requantize: VMULH gives the high word of acc * multiplier; with a shift
 //    above 32 only a negative product with a zero low word rounds
 //    differently from VRSHL (ties away from zero), and that is corrected.
@@ -108,41 +113,6 @@ inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t whole, mv
   s[3] = d3;
 }
 
-// dot4 for dk = 16 kWhole exactly (the common head sizes): the loop over dk
-// unrolls, the loads take immediate offsets, and for kWhole <= 2 the q
-// vectors stay in registers across keys.
-template <QZero kMode, int kWhole>
-void dot4_rows(const int8_t* q, const int8_t* k, size_t ldk, size_t groups, int8x16_t nzq, int32_t base, int32_t* s) {
-  int8x16_t qv[kWhole];
-#pragma GCC unroll 4
-  for (int v = 0; v < kWhole; ++v) qv[v] = vld1q_s8(q + 16 * v);
-  for (; groups > 0; --groups, k += 4 * ldk, s += 4) {
-    const int8_t* k1 = k + ldk;
-    const int8_t* k2 = k1 + ldk;
-    const int8_t* k3 = k2 + ldk;
-    int32_t d0 = base, d1 = base, d2 = base, d3 = base;
-#pragma GCC unroll 4
-    for (int v = 0; v < kWhole; ++v) {
-      const int8x16_t a = vld1q_s8(k + 16 * v), b = vld1q_s8(k1 + 16 * v), e = vld1q_s8(k2 + 16 * v),
-                      f = vld1q_s8(k3 + 16 * v);
-      d0 = vmladavaq_s8(d0, qv[v], a);
-      d1 = vmladavaq_s8(d1, qv[v], b);
-      d2 = vmladavaq_s8(d2, qv[v], e);
-      d3 = vmladavaq_s8(d3, qv[v], f);
-      if (kMode == QZero::kFolded) {
-        d0 = vmladavaq_s8(d0, nzq, a);
-        d1 = vmladavaq_s8(d1, nzq, b);
-        d2 = vmladavaq_s8(d2, nzq, e);
-        d3 = vmladavaq_s8(d3, nzq, f);
-      }
-    }
-    s[0] = d0;
-    s[1] = d1;
-    s[2] = d2;
-    s[3] = d3;
-  }
-}
-
 template <QZero kMode>
 inline int32_t dot1(const int8_t* q, const int8_t* k0, size_t dk, int8x16_t nzq, int32_t base, int32_t q_zero) {
   int32_t d = base, sk = 0;
@@ -162,18 +132,9 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   // -zq in every lane (kFolded: zq in [-127, 127]).
   const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   size_t j = 0;
-  // Four keys per pass: each q vector is loaded once for four dot products.
-  if (kMode != QZero::kSplit && (dk == 16 || dk == 32 || dk == 64)) {
-    const size_t groups = count / 4;
-    if (dk == 16)
-      dot4_rows<kMode, 1>(q, k, ldk, groups, nzq, base, s);
-    else if (dk == 32)
-      dot4_rows<kMode, 2>(q, k, ldk, groups, nzq, base, s);
-    else
-      dot4_rows<kMode, 4>(q, k, ldk, groups, nzq, base, s);
-    j = groups * 4;
-    k += j * ldk;
-  } else if (kMode != QZero::kSplit) {
+  // Four keys per pass: each q vector is loaded once for four dot products
+  // (back-to-back keys of Dk 16, 32, 64 take scores_packed instead).
+  if (kMode != QZero::kSplit) {
     const size_t whole = dk / 16;
     const mve_pred16_t tail = tail8(dk, whole * 16);
     const bool has_tail = dk % 16 != 0;
@@ -439,7 +400,10 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
       smin = vminvq_p_s32(smin, sv, p);
     }
   }
-  const bool lanes_ok = shift >= 8 && smax != INT32_MIN && apply(logit, smax) == max_logit;
+  // apply(logit, smax) inline: (x + 2^(shift-1) - [x < 0]) >> shift, |x| < 2^62 (no overflow).
+  const int64_t smax_logit =
+      asrl(int64_t{smax} * m + (int64_t{1} << (shift - 1)) + (smax < 0 ? -1 : 0), shift);
+  const bool lanes_ok = shift >= 8 && smax != INT32_MIN && smax_logit == max_logit;
   if (lanes_ok && smin != INT32_MIN)  // no masked key
     return shift <= 32 ? exp_row_fused<false>(s, n, m, shift, smax, max_logit, e)
                        : exp_row_fused<true>(s, n, m, shift, smax, max_logit, e);
