@@ -123,6 +123,49 @@ TA_CASE("int8 kernels: scores stay exact at the largest Dk") {
   }
 }
 
+// Every logit shift with the multipliers 2^30 and 2^31 - 1, at scores where
+// the rounding of apply() ties (away from zero): with 2^30, every odd s at
+// shift 31 and s = 2 mod 4 at shift 32, and for larger shifts s m has a zero
+// low word for every s divisible by 4; rows with and without masked keys (a port may take different
+// paths for them) and scores from a few units to the full int32 range.
+TA_CASE("int8 kernels: exp_row at every logit shift, ties included") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad = 0;
+    Rng rng(31);
+    constexpr size_t n = 11;
+    int32_t s[n], e[n];
+    for (int32_t shift = 2; shift <= 62; ++shift)
+      for (int variant = 0; variant < 4; ++variant) {
+        const FixedMultiplier logit{variant % 2 ? INT32_MAX : int32_t{1} << 30, shift};
+        const int64_t span = int64_t{1} << (variant < 2 ? 12 : 30);
+        int32_t smax = INT32_MIN;
+        for (size_t j = 0; j < n; ++j) {
+          s[j] = static_cast<int32_t>(random_below(rng, 2 * span) - span);
+          if (variant == 2) s[j] &= ~3;  // multiples of 4
+          // With m = 2^31 - 1 (odd), s m + 2^(shift-1) is a multiple of 2^shift for the odd
+          // multiples s of 2^(shift-1): ties at the smaller shifts too.
+          if (variant % 2 && shift <= 29 && j % 2) {
+            const int64_t r = int64_t{1} << (29 - shift);
+            s[j] = static_cast<int32_t>(((random_below(rng, 2 * r) - r) | 1) * (int64_t{1} << (shift - 1)));
+          }
+          if (j == 3 && variant == 2) s[j] = INT32_MIN;                             // a masked key
+          if (s[j] != INT32_MIN && s[j] > smax) smax = s[j];
+        }
+        const int64_t max_logit = apply(logit, smax);
+        int64_t want_sum = 0;
+        for (size_t j = 0; j < n; ++j)
+          want_sum += s[j] == INT32_MIN ? 0 : exp2_q30(apply(logit, s[j]) - max_logit);
+        int32_t want[n];
+        for (size_t j = 0; j < n; ++j) want[j] = s[j] == INT32_MIN ? 0 : exp2_q30(apply(logit, s[j]) - max_logit);
+        const int64_t sum = k.exp_row(s, n, logit, max_logit, e);
+        bad += sum != want_sum || std::memcmp(e, want, sizeof e) != 0;
+      }
+    TA_CHECK_MSG(bad == 0, "%s/%s: %zu rows differ", k.port, k.simd_target(), bad);
+  }
+}
+
 TA_CASE("int8 kernels: exp_row is exp2_q30 of the logits, masked keys give 0") {
   Ports pl;
   for (size_t pi = 0; pi < pl.n; ++pi) {

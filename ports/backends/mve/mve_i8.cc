@@ -7,18 +7,23 @@
 //    with sum q once per row (the last two terms start each sum) and
 //    sum k (-zq) as a second VMLADAVA into the same sum when zq != 0. All of
 //    it is modular int32 arithmetic whose final value fits, so it is exact.
-//  - exp_row: the 64-bit logit apply() per key in scalar code (SMLAL and the
-//    Helium long shifts ASRL, SQSHLL), saturated to int32 (every
-//    u <= INT32_MIN gives 0, as the masked keys do); then exp2_q30 four lanes
-//    at a time: every rounding_rshift of a product there has non-negative
-//    operands, so it is a rounding high multiply (VRMULH) of suitably
-//    pre-shifted factors, and the final shift by n is VRSHL.
+//    Back-to-back keys of Dk 16, 32, 64 (the driver's) take scores_packed.
+//  - exp_row: the logit difference apply(logit, s) - max_logit in modular
+//    int32 lanes (exact where it fits; lanes where it cannot are found from
+//    the score gap and saturate to INT32_MIN, where 2^u is 0 anyway), fused
+//    with exp2_q30 for rows without masked keys; the scalar 64-bit code only
+//    for unusual plans. exp2_q30 runs four lanes at a time: every
+//    rounding_rshift of a product there has non-negative operands, so it is
+//    a rounding high multiply (VRMULH) of suitably pre-shifted factors, and
+//    the final shift by n is VRSHL.
 //  - probabilities: a per-row 32-bit reciprocal gives each quotient or one
-//    less (VMULH); one exact 64-bit comparison decides, so there is no
-//    64-bit division per key.
-//  - weighted_sum: int32 accumulators over 16 columns at a time, widening
-//    byte loads (VLDRB.S32) times a broadcast weight (VMLA.S32); the zero
-//    point is the initial value -zv * sum p.
+//    less (VMULH); the exact comparison that decides is rewritten so that it
+//    runs in uint32 lanes (no 64-bit work per key, no 64-bit division per row).
+//  - weighted_sum: int16 weights times byte gathers of a V column over eight
+//    keys (VMLADAVA.S16), four columns per pass; rows with a weight of 2^15
+//    use int32 accumulators over 16 columns, widening byte loads (VLDRB.S32)
+//    times a broadcast weight (VMLA.S32). The zero point is the initial value
+//    -zv * sum p.
 //  - requantize: VMULH gives the high word of acc * multiplier; with a shift
 //    above 32 only a negative product with a zero low word rounds
 //    differently from VRSHL (ties away from zero), and that is corrected.
@@ -108,41 +113,6 @@ inline void dot4(const int8_t* q, const int8_t* k0, size_t ldk, size_t whole, mv
   s[3] = d3;
 }
 
-// dot4 for dk = 16 kWhole exactly (the common head sizes): the loop over dk
-// unrolls, the loads take immediate offsets, and for kWhole <= 2 the q
-// vectors stay in registers across keys.
-template <QZero kMode, int kWhole>
-void dot4_rows(const int8_t* q, const int8_t* k, size_t ldk, size_t groups, int8x16_t nzq, int32_t base, int32_t* s) {
-  int8x16_t qv[kWhole];
-#pragma GCC unroll 4
-  for (int v = 0; v < kWhole; ++v) qv[v] = vld1q_s8(q + 16 * v);
-  for (; groups > 0; --groups, k += 4 * ldk, s += 4) {
-    const int8_t* k1 = k + ldk;
-    const int8_t* k2 = k1 + ldk;
-    const int8_t* k3 = k2 + ldk;
-    int32_t d0 = base, d1 = base, d2 = base, d3 = base;
-#pragma GCC unroll 4
-    for (int v = 0; v < kWhole; ++v) {
-      const int8x16_t a = vld1q_s8(k + 16 * v), b = vld1q_s8(k1 + 16 * v), e = vld1q_s8(k2 + 16 * v),
-                      f = vld1q_s8(k3 + 16 * v);
-      d0 = vmladavaq_s8(d0, qv[v], a);
-      d1 = vmladavaq_s8(d1, qv[v], b);
-      d2 = vmladavaq_s8(d2, qv[v], e);
-      d3 = vmladavaq_s8(d3, qv[v], f);
-      if (kMode == QZero::kFolded) {
-        d0 = vmladavaq_s8(d0, nzq, a);
-        d1 = vmladavaq_s8(d1, nzq, b);
-        d2 = vmladavaq_s8(d2, nzq, e);
-        d3 = vmladavaq_s8(d3, nzq, f);
-      }
-    }
-    s[0] = d0;
-    s[1] = d1;
-    s[2] = d2;
-    s[3] = d3;
-  }
-}
-
 template <QZero kMode>
 inline int32_t dot1(const int8_t* q, const int8_t* k0, size_t dk, int8x16_t nzq, int32_t base, int32_t q_zero) {
   int32_t d = base, sk = 0;
@@ -162,18 +132,9 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   // -zq in every lane (kFolded: zq in [-127, 127]).
   const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   size_t j = 0;
-  // Four keys per pass: each q vector is loaded once for four dot products.
-  if (kMode != QZero::kSplit && (dk == 16 || dk == 32 || dk == 64)) {
-    const size_t groups = count / 4;
-    if (dk == 16)
-      dot4_rows<kMode, 1>(q, k, ldk, groups, nzq, base, s);
-    else if (dk == 32)
-      dot4_rows<kMode, 2>(q, k, ldk, groups, nzq, base, s);
-    else
-      dot4_rows<kMode, 4>(q, k, ldk, groups, nzq, base, s);
-    j = groups * 4;
-    k += j * ldk;
-  } else if (kMode != QZero::kSplit) {
+  // Four keys per pass: each q vector is loaded once for four dot products
+  // (back-to-back keys of Dk 16, 32, 64 take scores_packed instead).
+  if (kMode != QZero::kSplit) {
     const size_t whole = dk / 16;
     const mve_pred16_t tail = tail8(dk, whole * 16);
     const bool has_tail = dk % 16 != 0;
@@ -182,8 +143,69 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   for (; j < count; ++j, k += ldk) s[j] = dot1<kMode>(q, k, dk, nzq, base, q_zero);
 }
 
+// scores for keys stored back to back (ldk = dk = 16 kWhole, the driver's
+// layout): one pointer walks the keys with post-increment loads, the four
+// sums of a pass start at 0 and go to s as one vector (lane moves) plus
+// the base, and the running maximum is a vector.
+template <QZero kMode, int kWhole>
+int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, int32_t q_zero, int32_t k_zero, int32_t* s) {
+  constexpr size_t kDk = 16 * kWhole;
+  int8x16_t qv[kWhole];
+  int32_t sum_q = 0;
+#pragma GCC unroll 4
+  for (int v = 0; v < kWhole; ++v) {
+    qv[v] = vld1q_s8(q + 16 * v);
+    sum_q = vaddvaq_s8(sum_q, qv[v]);
+  }
+  const int32_t base = static_cast<int32_t>(static_cast<uint32_t>(kDk) * u32(q_zero) * u32(k_zero) -
+                                            u32(k_zero) * u32(sum_q));
+  const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
+  // One key's sum (without the base), modulo 2^32.
+  auto dot = [&](const int8_t*& kp) {
+    int32_t d = 0;
+#pragma GCC unroll 4
+    for (int v = 0; v < kWhole; ++v) {
+      const int8x16_t a = vld1q_s8(kp);
+      kp += 16;
+      d = vmladavaq_s8(d, qv[v], a);
+      if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
+    }
+    return d;
+  };
+  int32x4_t maxv = vdupq_n_s32(INT32_MIN);
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const int32_t d0 = dot(k), d1 = dot(k), d2 = dot(k), d3 = dot(k);
+    int32x4_t sv = vdupq_n_s32(d0);
+    sv = vsetq_lane_s32(d1, sv, 1);
+    sv = vsetq_lane_s32(d2, sv, 2);
+    sv = vsetq_lane_s32(d3, sv, 3);
+    sv = vaddq_n_s32(sv, base);
+    vst1q_s32(s + j, sv);
+    maxv = vmaxq_s32(maxv, sv);
+  }
+  int32_t max = vmaxvq_s32(INT32_MIN, maxv);
+  for (; j < count; ++j) {
+    const int32_t sj = static_cast<int32_t>(u32(dot(k)) + u32(base));
+    s[j] = sj;
+    max = sj > max ? sj : max;
+  }
+  return max;
+}
+
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
                int32_t* s) {
+  if (ldk == dk && q_zero != -128) {
+    if (dk == 16)
+      return q_zero ? scores_packed<QZero::kFolded, 1>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 1>(q, k, count, q_zero, k_zero, s);
+    if (dk == 32)
+      return q_zero ? scores_packed<QZero::kFolded, 2>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 2>(q, k, count, q_zero, k_zero, s);
+    if (dk == 64)
+      return q_zero ? scores_packed<QZero::kFolded, 4>(q, k, count, q_zero, k_zero, s)
+                    : scores_packed<QZero::kNone, 4>(q, k, count, q_zero, k_zero, s);
+  }
   int32_t sum_q = 0;
   for (size_t c = 0; c < dk; c += 16) sum_q = vaddvaq_s8(sum_q, vld1q_z_s8(q + c, tail8(dk, c)));
   // dk zq zk - zk sum q, modulo 2^32: every s_j fits int32, so the wrapped sums are exact.
@@ -232,7 +254,8 @@ inline int32x4_t exp2_q30_lanes(int32x4_t u) {
   return vrshlq_s32(val, minus_n);
 }
 
-int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+// Pass 1 of exp_row in scalar code, for any logit and max_logit.
+void scalar_logits(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   // Pass 1: u_j = apply(logit, s_j) - max_logit, saturated below at INT32_MIN (2^u
   // rounds to 0 from there on); INT32_MIN also for a masked key. With
   // x = s m (|x| < 2^62) and h = 2^(shift-1):
@@ -260,6 +283,138 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
       e[j] = sj == INT32_MIN ? INT32_MIN : v;
     }
   }
+}
+
+// apply(logit, s) - max_logit modulo 2^32, four lanes, for a logit shift in
+// [8, 62] (m = the multiplier). With x = s m = hi 2^32 + lo (VMULH, VMUL):
+//  - shift <= 32: apply = (x + 2^(shift-1) - [s < 0]) >> shift
+//      = hi 2^(32-shift) + ((lo + c) >> shift), c = 2^(shift-1) - [s < 0] >= 0,
+//    where (lo + c) >> 1 is VHADD (no carry out of 32 bits);
+//  - shift = 32 + k: apply = (hi + 2^(k-1) - [s < 0 and lo == 0]) >> k, VRSHL
+//    by -k (requantize's tie correction).
+// Exact whenever the true difference fits int32.
+template <bool kHighShift>
+inline uint32x4_t logit_diff_lanes(int32x4_t sv, int32x4_t mv, int32_t m, int32_t shift, uint32_t c_half,
+                                   uint32_t hi_scale, uint32_t max_lo) {
+  const int32x4_t hi = vmulhq_s32(sv, mv);
+  const int32x4_t lo = vmulq_n_s32(sv, m);
+  uint32x4_t a;
+  if (!kHighShift) {
+    const uint32x4_t c = vreinterpretq_u32_s32(vaddq_n_s32(vshrq_n_s32(sv, 31), static_cast<int32_t>(c_half)));
+    const uint32x4_t t = vshlq_r_u32(vhaddq_u32(vreinterpretq_u32_s32(lo), c), 1 - shift);
+    a = vmlaq_n_u32(t, vreinterpretq_u32_s32(hi), hi_scale);
+  } else {
+    const int32x4_t tie = vreinterpretq_s32_u32(
+        vshrq_n_u32(vreinterpretq_u32_s32(vbicq_s32(sv, vorrq_s32(lo, vnegq_s32(lo)))), 31));
+    a = vreinterpretq_u32_s32(vrshlq_n_s32(vsubq_s32(hi, tie), 32 - shift));
+  }
+  return vsubq_n_u32(a, max_lo);
+}
+
+// Pass 1 of exp_row in lanes, when max_logit = apply(logit, smax) for the
+// largest score smax. u = apply(s) - max_logit lies within 1 of
+// -P, P = (smax - s) m / 2^shift. For d = smax - s (any kept key: d < 2^32),
+// H = VMULH.U32(d, m) = floor(d m / 2^32) against thr = (2^31 - 2^25) / 2^(32-shift):
+// H < thr gives P < 2^31 - 2^25, so u fits int32 and the modular difference
+// is exact; H >= thr gives u <= -2^31 + 2^25 + 1, where exp2_q30 is 0 as at
+// INT32_MIN, so the lane saturates to INT32_MIN (as does a masked key). For
+// shift > 32, P < 2^30 always.
+template <bool kHighShift>
+void logit_lanes(const int32_t* s, size_t n, int32_t m, int32_t shift, int32_t smax, int64_t max_logit, int32_t* e) {
+  const int32x4_t mv = vdupq_n_s32(m);
+  const uint32_t c_half = uint32_t{1} << ((shift - 1) & 31);
+  const uint32_t hi_scale = shift <= 32 ? uint32_t{1} << ((32 - shift) & 31) : 0;
+  const uint32_t max_lo = static_cast<uint32_t>(static_cast<uint64_t>(max_logit));
+  const uint32x4_t thr = vdupq_n_u32(shift <= 32 ? (uint32_t{1} << (shift - 1)) - (uint32_t{1} << (shift - 7))
+                                                 : 0xffffffffu);
+  const uint32x4_t smax_v = vdupq_n_u32(u32(smax));
+  const int32x4_t saturated = vdupq_n_s32(INT32_MIN);
+  auto lanes = [&](int32x4_t sv) {
+    const uint32x4_t u = logit_diff_lanes<kHighShift>(sv, mv, m, shift, c_half, hi_scale, max_lo);
+    const uint32x4_t h = vmulhq_u32(vsubq_u32(smax_v, vreinterpretq_u32_s32(sv)), vreinterpretq_u32_s32(mv));
+    const mve_pred16_t keep = vcmpneq_m_n_s32(sv, INT32_MIN, vcmphiq_u32(thr, h));
+    return vpselq_s32(vreinterpretq_s32_u32(u), saturated, keep);
+  };
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) vst1q_s32(e + j, lanes(vld1q_s32(s + j)));
+  if (j < n) {
+    const mve_pred16_t p = tail32(n, j);
+    vstrwq_p_s32(e + j, lanes(vld1q_z_s32(s + j, p)), p);
+  }
+}
+
+// exp_row for a row without masked keys when logit_lanes applies: the logit
+// and the exp in one pass, and the saturation without predicates: lanes with
+// H >= thr take min(u, INT32_MIN), the others min(u, 0) = u (u <= 0).
+template <bool kHighShift>
+int64_t exp_row_fused(const int32_t* s, size_t n, int32_t m, int32_t shift, int32_t smax, int64_t max_logit,
+                      int32_t* e) {
+  const int32x4_t mv = vdupq_n_s32(m);
+  const uint32_t c_half = uint32_t{1} << ((shift - 1) & 31);
+  const uint32_t hi_scale = shift <= 32 ? uint32_t{1} << ((32 - shift) & 31) : 0;
+  const uint32_t max_lo = static_cast<uint32_t>(static_cast<uint64_t>(max_logit));
+  // thr - 1 (shift <= 32; shift >= 8 so thr >= 126), H < 2^31: thr - 1 - H keeps its sign.
+  const uint32_t thr_m1 = shift <= 32 ? (uint32_t{1} << (shift - 1)) - (uint32_t{1} << (shift - 7)) - 1 : 0;
+  auto lanes = [&](int32x4_t sv) {
+    int32x4_t u = vreinterpretq_s32_u32(logit_diff_lanes<kHighShift>(sv, mv, m, shift, c_half, hi_scale, max_lo));
+    if (!kHighShift) {
+      const uint32x4_t h = vmulhq_u32(vsubq_u32(vdupq_n_u32(u32(smax)), vreinterpretq_u32_s32(sv)),
+                                      vreinterpretq_u32_s32(mv));
+      const uint32x4_t sat = vandq_u32(vsubq_u32(vdupq_n_u32(thr_m1), h), vdupq_n_u32(0x80000000u));
+      u = vminq_s32(u, vreinterpretq_s32_u32(sat));
+    }
+    return exp2_q30_lanes(u);
+  };
+  int64_t sum = 0;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int32x4_t ev = lanes(vld1q_s32(s + j));
+    vst1q_s32(e + j, ev);
+    sum = vaddlvaq_s32(sum, ev);
+  }
+  if (j < n) {
+    const mve_pred16_t p = tail32(n, j);
+    const int32x4_t ev = lanes(vld1q_z_s32(s + j, p));
+    vstrwq_p_s32(e + j, ev, p);
+    sum = vaddlvaq_p_s32(sum, ev, p);
+  }
+  return sum;
+}
+
+int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
+  const int32_t m = logit.multiplier, shift = logit.shift;
+  // The largest score: when its logit is max_logit (the driver's case), pass 1
+  // runs in lanes (logit_lanes).
+  int32_t smax = INT32_MIN, smin = INT32_MAX;
+  {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const int32x4_t sv = vld1q_s32(s + j);
+      smax = vmaxvq_s32(smax, sv);
+      smin = vminvq_s32(smin, sv);
+    }
+    if (j < n) {
+      const mve_pred16_t p = tail32(n, j);
+      const int32x4_t sv = vld1q_z_s32(s + j, p);
+      smax = vmaxvq_p_s32(smax, sv, p);
+      smin = vminvq_p_s32(smin, sv, p);
+    }
+  }
+  // apply(logit, smax) inline: (x + 2^(shift-1) - [x < 0]) >> shift, |x| < 2^62 (no overflow).
+  const int64_t smax_logit =
+      asrl(int64_t{smax} * m + (int64_t{1} << (shift - 1)) + (smax < 0 ? -1 : 0), shift);
+  const bool lanes_ok = shift >= 8 && smax != INT32_MIN && smax_logit == max_logit;
+  if (lanes_ok && smin != INT32_MIN)  // no masked key
+    return shift <= 32 ? exp_row_fused<false>(s, n, m, shift, smax, max_logit, e)
+                       : exp_row_fused<true>(s, n, m, shift, smax, max_logit, e);
+  if (lanes_ok) {
+    if (shift <= 32)
+      logit_lanes<false>(s, n, m, shift, smax, max_logit, e);
+    else
+      logit_lanes<true>(s, n, m, shift, smax, max_logit, e);
+  } else {
+    scalar_logits(s, n, logit, max_logit, e);
+  }
   // Pass 2: the exp, four lanes at a time (e may be s: same index in, same out).
   int64_t sum = 0;
   size_t j = 0;
@@ -279,14 +434,86 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 
 // ---------------------------------------------------------------- probabilities
 
+// floor((u1 2^32 + u0) / v) for v >= 2^31 and u1 < v (the quotient fits 32
+// bits) in two 16-bit digit steps of 32-bit UDIV (Hacker's Delight, divlu):
+// the 64-bit library division costs about 50 instructions.
+inline uint32_t div_64_32(uint32_t u1, uint32_t u0, uint32_t v) {
+  const uint32_t vn1 = v >> 16, vn0 = v & 0xffffu;
+  const uint32_t un1 = u0 >> 16, un0 = u0 & 0xffffu;
+  uint32_t q1 = u1 / vn1, rhat = u1 - q1 * vn1;
+  while (q1 > 0xffffu || q1 * vn0 > ((rhat << 16) | un1)) {
+    --q1;
+    rhat += vn1;
+    if (rhat > 0xffffu) break;
+  }
+  const uint32_t un21 = (u1 << 16) + un1 - q1 * v;  // modulo 2^32: the true value is below v
+  uint32_t q0 = un21 / vn1;
+  rhat = un21 - q0 * vn1;
+  while (q0 > 0xffffu || q0 * vn0 > ((rhat << 16) | un0)) {
+    --q0;
+    rhat += vn1;
+    if (rhat > 0xffffu) break;
+  }
+  return (q1 << 16) | q0;
+}
+
+// reciprocal_q15 (int8_fixed.h) with its division
+//   r = floor((2^(bt+31) - 1) / st) = floor((2^63 - 2^(32-bt)) / (st 2^(32-bt)))
+// done by div_64_32 (st 2^(32-bt) >= 2^31): the same r.
+inline ReciprocalQ15 reciprocal_q15_udiv(int64_t sum) {
+  ReciprocalQ15 q{};
+  q.s = static_cast<uint64_t>(sum);
+  q.half = q.s >> 1;
+  const int b = 64 - __builtin_clzll(q.s);
+  q.exact = b >= 24 && b <= 46;
+  if (!q.exact) return q;
+  const int t = b > 32 ? b - 32 : 0;
+  const int bt = b - t;  // 24..32
+  const uint32_t st = static_cast<uint32_t>(q.s >> t);
+  const int k = 32 - bt;  // 0..8
+  q.r = div_64_32(0x7fffffffu, 0u - (uint32_t{1} << k), st << k);
+  q.sh = b - 16;
+  q.round = (uint32_t{1} << (q.sh - 1)) - (uint32_t{1} << (q.sh - 7));
+  return q;
+}
+
+// With est = floor(estimate) (p or p - 1, int8_fixed.h), p = est + 1 exactly
+// when (est + 1) S <= e 2^15 + floor(S/2), i.e. (2 est + 1) S + (S & 1) <= e 2^16.
+// Split S = S1 2^16 + S0 (S0 < 2^16); B <= k 2^16 iff ceil(B / 2^16) <= k, so
+// the test is Z = (2 est + 1) S1 + t - e <= 0 with
+//   t = ceil(((2 est + 1) S0 + (S & 1)) / 2^16) = ((est + 1) S0 + J2) >> 15,
+//   J2 = floor((2^16 - 1 + (S & 1) - S0) / 2),
+// whose operands stay below 2^32 (est + 1 <= 2^15 + 1). Z = ceil(Y / 2^16)
+// for Y = (2 est + 1) S + (S & 1) - e 2^16 in (-2S, 2S): |Z| < 2^31 for
+// S < 2^46 - 2^16, so Z in modular uint32 is exact. p = est - (~Z >> 31),
+// ~Z = S1 - 1 + 2 S1 est + t - e.
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const ReciprocalQ15 q = reciprocal_q15(sum);
+  const ReciprocalQ15 q = reciprocal_q15_udiv(sum);
   if (!q.exact) return reciprocal_divide(q, e, n, p);
-  // One 64-bit division per row (reciprocal_q15), none per key.
+  // One division per row (div_64_32), none per key.
   const uint32_t round = q.round;
-  const int sh = q.sh;
+  const int32_t minus_sh = -q.sh;
   const uint32x4_t rv = vdupq_n_u32(q.r);
-  const int32_t minus_sh = -sh;
+  if (q.s < (uint64_t{1} << 46) - (uint64_t{1} << 16)) {
+    const uint32_t s1 = static_cast<uint32_t>(q.s >> 16), s0 = static_cast<uint32_t>(q.s & 0xffffu);
+    const uint32_t j3 = s0 + ((0xffffu + static_cast<uint32_t>(q.s & 1u) - s0) >> 1);  // S0 + J2
+    const uint32x4_t s0v = vdupq_n_u32(s0), s1x2 = vdupq_n_u32(2 * s1);
+    auto lanes = [&](uint32x4_t ev) {
+      const uint32x4_t est = vshlq_r_u32(vaddq_n_u32(vmulhq_u32(ev, rv), round), minus_sh);
+      const uint32x4_t t = vshrq_n_u32(vmlasq_n_u32(est, s0v, j3), 15);
+      const uint32x4_t not_z = vsubq_u32(vaddq_u32(vmlasq_n_u32(est, s1x2, s1 - 1), t), ev);
+      return vreinterpretq_s32_u32(
+          vsubq_u32(est, vreinterpretq_u32_s32(vshrq_n_s32(vreinterpretq_s32_u32(not_z), 31))));
+    };
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) vst1q_s32(p + j, lanes(vreinterpretq_u32_s32(vld1q_s32(e + j))));
+    if (j < n) {
+      const mve_pred16_t pr = tail32(n, j);
+      vstrwq_p_s32(p + j, lanes(vreinterpretq_u32_s32(vld1q_z_s32(e + j, pr))), pr);
+    }
+    return;
+  }
+  // Sums of 2^46 - 2^16 and above: the exact 64-bit comparison per key.
   // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
   constexpr size_t kChunk = 32;
   alignas(16) uint32_t next[kChunk];
@@ -305,7 +532,8 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
 
 // ---------------------------------------------------------------- weighted_sum
 
-void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+// One weight broadcast against 16 columns (any weights, any ldv).
+void weighted_sum_rows(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
                   int32_t* acc) {
   // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j: the accumulators
   // start at -zv sum p (modular; the final sums fit int32).
@@ -337,6 +565,93 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
     const int8_t* vc = v + c;
     for (size_t j = 0; j < count; ++j, vc += ldv) a = vmlaq_n_s32(a, vldrbq_z_s32(vc, pr), p[j]);
     vstrwq_p_s32(acc + c, a, pr);
+  }
+}
+
+// Keys in the lanes: column c of V is a byte gather (VLDRB.S16 with offsets
+// 0..7 ldv) and VMLADAVA.S16 adds eight products p_j v_jc into the column's
+// sum, so one column takes two instructions per eight keys instead of one
+// VMLA per four columns per key. The weights go to int16 first, which holds
+// every p but kProbOne (a row whose weight all sits on one key): such a row,
+// and a V stride too long for 16-bit offsets, take weighted_sum_rows.
+constexpr size_t kKeyChunk = 256;  // int16 weights per pass (512 bytes of stack)
+
+// acc[c] (kFirst: 0, else its value so far) + start + sum over `groups`
+// groups of eight keys (and a predicated last group when has_tail) of
+// p16[j] v[j ldv + c], for c < dv.
+template <bool kFirst>
+void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t offsets, size_t groups,
+                    bool has_tail, mve_pred16_t tail, size_t dv, int32_t start, int32_t* acc) {
+  const size_t step = 8 * ldv;
+  const uint16x8_t o0 = offsets, o1 = vaddq_n_u16(offsets, 1), o2 = vaddq_n_u16(offsets, 2),
+                   o3 = vaddq_n_u16(offsets, 3);
+  // Four columns per pass: each weight vector loaded once for four sums.
+  size_t c = 0;
+  for (; c + 4 <= dv; c += 4) {
+    int32_t a0 = start, a1 = start, a2 = start, a3 = start;
+    if (!kFirst) {
+      a0 += acc[c];
+      a1 += acc[c + 1];
+      a2 += acc[c + 2];
+      a3 += acc[c + 3];
+    }
+    // One base pointer, four offset vectors: no per-column address adds.
+    const int8_t* vc = v + c;
+    const int16_t* pg = p16;
+    for (size_t g = groups; g > 0; --g, vc += step, pg += 8) {
+      const int16x8_t pw = vld1q_s16(pg);
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_s16(vc, o0));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_s16(vc, o1));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_s16(vc, o2));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_s16(vc, o3));
+    }
+    if (has_tail) {  // zeroing gathers: the keys past the end add nothing
+      const int16x8_t pw = vld1q_s16(pg);
+      a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_z_s16(vc, o0, tail));
+      a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_z_s16(vc, o1, tail));
+      a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_z_s16(vc, o2, tail));
+      a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_z_s16(vc, o3, tail));
+    }
+    acc[c] = a0;
+    acc[c + 1] = a1;
+    acc[c + 2] = a2;
+    acc[c + 3] = a3;
+  }
+  for (; c < dv; ++c) {
+    int32_t a0 = kFirst ? start : start + acc[c];
+    const int8_t* vc = v + c;
+    const int16_t* pg = p16;
+    for (size_t g = groups; g > 0; --g, vc += step, pg += 8)
+      a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_s16(vc, offsets));
+    if (has_tail) a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_z_s16(vc, offsets, tail));
+    acc[c] = a0;
+  }
+}
+
+void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+                  int32_t* acc) {
+  if (7 * ldv + 3 > 0xffff) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+  alignas(16) int16_t p16[kKeyChunk];
+  const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), static_cast<uint16_t>(ldv));
+  for (size_t j0 = 0, len = 0; j0 < count; j0 += len) {
+    len = count - j0 < kKeyChunk ? count - j0 : kKeyChunk;
+    // int16 weights, zero past len up to a multiple of 8; their sum and maximum.
+    int32_t sum_p = 0, max_p = 0;
+    if (len % 8) vst1q_s16(p16 + (len & ~size_t{7}), vdupq_n_s16(0));
+    for (size_t j = 0; j < len; j += 4) {
+      const int32x4_t pv = vld1q_z_s32(p + j0 + j, tail32(len, j));
+      sum_p = vaddvaq_s32(sum_p, pv);
+      max_p = vmaxvq_s32(max_p, pv);
+      vstrhq_s32(p16 + j, pv);
+    }
+    if (max_p > 32767) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+    const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
+    const size_t groups = len / 8;
+    const mve_pred16_t tail = vctp16q(static_cast<uint32_t>(len - groups * 8));
+    if (j0 == 0)
+      gather_columns<true>(p16, v, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
+    else
+      gather_columns<false>(p16, v + j0 * ldv, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
   }
 }
 
