@@ -6,6 +6,19 @@
 # (issue "Fast by default"), and the configure step's port line is kept.
 . "$TINYATTN_ROOT/scripts/lib.sh"
 rc=0
+# Whether this CPU can run code built with these flags: an x86-64-v4 (AVX-512)
+# or v3 (AVX2, FMA, BMI2) build is still configured, built and checked for its
+# Highway target on a CPU without them, but not run there.
+cpu_runs() {
+  local need
+  case $1 in
+    *x86-64-v4*) need="avx512f avx512bw avx512cd avx512dq avx512vl" ;;
+    *x86-64-v3*) need="avx2 fma bmi2" ;;
+    *) return 0 ;;
+  esac
+  local f
+  for f in $need; do grep -qw "$f" /proc/cpuinfo || return 1; done
+}
 dir=$BUILD_ROOT/host-flags
 mkdir -p "$dir"
 # name | CXXFLAGS | extra configure arguments | static target the flags must give
@@ -33,6 +46,16 @@ for cfg in "${configs[@]}"; do
   fi
   ports=$(sed -n 's/^-- tinyattn ports: //p' "$log")
   hwy=$(sed -n 's/^-- tinyattn highway: //p' "$log")
+  if ! cpu_runs "$flags"; then
+    if [ -n "$want" ] && [ "$hwy" != "$want (static dispatch)" ]; then
+      ta_append_row "x86-64 $name" - - 0 1 0 - "$(ta_seconds "$t")" "FAILED: Highway static target '$hwy', flags allow $want"
+      rc=1
+    else
+      ta_append_row "x86-64 $name" "not run" "$flags" - - - - "$(ta_seconds "$t")" \
+        "skipped: built (highway: $hwy), not run: this CPU lacks the instructions $flags allows"
+    fi
+    continue
+  fi
   out=$("$b/tools/tinyattn" selftest --format unity 2>&1)
   head=$(printf '%s\n' "$out" | sed -n 's/^tinyattn selftest: port \([a-z0-9_]*\), simd target \([A-Za-z0-9_.+]*\).*/\1 \2/p')
   port=${head% *} target=${head#* }
