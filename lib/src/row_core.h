@@ -125,9 +125,9 @@ inline void two_sum(float a, float b, float& s, float& e) {
 // value is beyond fp32. Finite entries: a compensated dot product (products
 // and sums with their exact errors: as if in twice fp32's precision, so
 // large products that cancel leave the small ones' sum, as in double).
-// Entries with inf or NaN: plain IEEE products and sums (+-inf, or NaN for
-// a NaN entry, inf * 0, +inf and -inf). fp32 arithmetic only, no software
-// double on cores without a double-precision FPU; one fixed order in the
+// Entries with inf or NaN: plain IEEE products and sums of the terms that
+// have one (+-inf, or NaN for a NaN entry, inf * 0, +inf and -inf). fp32
+// arithmetic only, no software double on cores without a double-precision FPU; one fixed order in the
 // driver: the same on every port and target.
 template <class T>
 float exact_logit(const T* q, const T* k, size_t dk, float scale) {
@@ -139,15 +139,24 @@ float exact_logit(const T* q, const T* k, size_t dk, float scale) {
     qmax = a > qmax ? a : qmax;
     kmax = b > kmax ? b : kmax;
   }
+  if (!finite) {
+    // Only the terms with an inf or NaN entry decide the value: a finite
+    // product cannot change +-inf, and it must not overflow into an inf of
+    // the other sign, nor an entry scaled to 0 turn inf * x into NaN. These
+    // terms unscaled, in IEEE arithmetic: +-inf, or NaN (a NaN entry, inf * 0,
+    // +inf and -inf).
+    float dot = 0.0f;
+    for (size_t c = 0; c < dk; ++c) {
+      const float x = widen(q[c]), y = widen(k[c]);
+      if (!(std::fabs(x) <= FLT_MAX && std::fabs(y) <= FLT_MAX)) dot += x * y;
+    }
+    return scale * dot;
+  }
   const int eq = exponent_of(qmax), ek = exponent_of(kmax), es = exponent_of(scale);
   const float sq = pow2(-eq), sk = pow2(-ek);
   float dot = 0.0f, err = 0.0f;
   for (size_t c = 0; c < dk; ++c) {
     const float x = widen(q[c]) * sq, y = widen(k[c]) * sk;
-    if (!finite) {
-      dot += x * y;
-      continue;
-    }
     float p, ep, es2;
     two_product(x, y, p, ep);
     two_sum(dot, p, dot, es2);
