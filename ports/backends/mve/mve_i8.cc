@@ -515,7 +515,7 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
   }
   // Sums of 2^46 - 2^16 and above: the exact 64-bit comparison per key.
   // Chunks of kChunk keys (p may be e, so the estimates wait in a buffer).
-  constexpr size_t kChunk = 32;
+  constexpr size_t kChunk = 8;  // 32 bytes of stack (the forward's frame bound)
   alignas(16) uint32_t next[kChunk];
   for (size_t j0 = 0, len = 0; j0 < n; j0 += len) {
     len = n - j0 < kChunk ? n - j0 : kChunk;
@@ -574,7 +574,9 @@ void weighted_sum_rows(const int32_t* p, const int8_t* v, size_t ldv, size_t cou
 // VMLA per four columns per key. The weights go to int16 first, which holds
 // every p but kProbOne (a row whose weight all sits on one key): such a row,
 // and a V stride too long for 16-bit offsets, take weighted_sum_rows.
-constexpr size_t kKeyChunk = 256;  // int16 weights per pass (512 bytes of stack)
+// int16 weights per pass: 16 bytes of stack, so that the kernel stays within
+// the frame every forward is bounded by (docs/hardening.md, stage 80-stack).
+constexpr size_t kKeyChunk = 8;
 
 // acc[c] (kFirst: 0, else its value so far) + start + sum over `groups`
 // groups of eight keys (and a predicated last group when has_tail) of
