@@ -1,11 +1,11 @@
 #!/bin/sh
-# Builds the bench images for QEMU's Cortex-M boards with CMake, from the
+# Builds the bench images for QEMU's Cortex-M and RISC-V boards with CMake, from the
 # board targets the tests use (ports/targets/: startup code, linker script),
 # and runs one under QEMU's instruction-counting plugin. Sourced by count.sh,
 # count_i8.sh, count_f16.sh and size.sh.
 #   board_build PRESET IMAGE OUT_ELF
-#   PRESET: cortex-m4-bench | cortex-m7-bench | cortex-m33-bench | cortex-m0-bench |
-#           cortex-m55-bench | cortex-m55-bench-novec (-O2),
+#   PRESET: cortex-m4-bench | cortex-m7-bench | cortex-m33-bench | cortex-m33f-bench |
+#           cortex-m0-bench | riscv32-bench | cortex-m55-bench | cortex-m55-bench-novec (-O2),
 #           cortex-m4-size | cortex-m55-size (-Os), see CMakePresets.json
 #   IMAGE:  a target of bench/board/CMakeLists.txt (forward_insns, size_empty, ...)
 #   BOARD_CMAKE_ARGS (optional): more cache settings, e.g. -DTINYATTN_WITH_DSP=OFF,
@@ -31,14 +31,23 @@ board_build() {
 
 # board_count TAG ELF MACHINE ARGS... -> instructions executed by the whole run
 # (needs $OUT/libinsncount.so, bench/qemu/insncount.c; TAG names the log files).
+# MACHINE virt is QEMU's RISC-V virt board (qemu-system-riscv32), whose images
+# get the arguments as semihosting arguments (picolibc's crt0 puts its own
+# program name before them, as argv[0]).
 board_count() {
   tag=$1 elf=$2 machine=$3
   shift 3
-  timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native \
+  if [ "$machine" = virt ]; then
+    semihosting=enable=on,target=native
+    for arg in "$@"; do semihosting="$semihosting,arg=$arg"; done
+    set -- qemu-system-riscv32 -M virt -bios none -semihosting-config "$semihosting"
+  else
+    set -- qemu-system-arm -M "$machine" -semihosting-config enable=on,target=native -append "$*"
+  fi
+  timeout -k 5 120 "$@" -nographic -monitor none -serial none \
     -plugin "$OUT/libinsncount.so,outfile=$OUT/count_$tag.txt" \
-    -kernel "$elf" -append "$*" >"$OUT/run_$tag.log" 2>&1 || {
-    echo "run failed: $elf $*" >&2
+    -kernel "$elf" >"$OUT/run_$tag.log" 2>&1 || {
+    echo "run failed: $elf ($*)" >&2
     cat "$OUT/run_$tag.log" >&2
     exit 1
   }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Instructions executed by one fp32 forward pass on QEMU's Cortex-M boards,
-# counted by a TCG plugin (bench/qemu/insncount.c): M4F and M7 (scalar and
-# DSP ports), M33 without FPU (soft float; scalar and DSP ports) and M55
+# counted by a TCG plugin (bench/qemu/insncount.c): M4F, M7 and M33 with
+# FPU (scalar and DSP ports), M33 without FPU (soft float; scalar and DSP ports) and M55
 # (scalar and Helium), shapes (N, M, Dk, Dv) = (16,16,32,32), (32,32,32,32)
 # and (64,64,64,64), and one power-on self-test per board and port.
 # Each figure is one warm call: insns(2 calls) - insns(1 call), the first call
@@ -18,6 +18,7 @@ gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/ben
 board_build cortex-m4-bench forward_insns "$OUT/forward_insns_m4.elf"
 board_build cortex-m7-bench forward_insns "$OUT/forward_insns_m7.elf"
 board_build cortex-m33-bench forward_insns "$OUT/forward_insns_m33.elf"
+board_build cortex-m33f-bench forward_insns "$OUT/forward_insns_m33f.elf"
 board_build cortex-m55-bench forward_insns "$OUT/forward_insns_m55.elf"
 # GCC 12 at -O2 vectorizes parts of the scalar port with Helium on the M55;
 # this build shows the scalar port as plain scalar code.
@@ -31,7 +32,7 @@ machine_of() {
   case $1 in
     m4) echo mps2-an386 ;;
     m7) echo mps2-an500 ;;
-    m33) echo mps2-an505 ;;
+    m33*) echo mps2-an505 ;;
     m55*) echo mps3-an547 ;;
   esac
 }
@@ -58,17 +59,19 @@ table="$OUT/insns.md"
   # The plain C column of issue 18 (scores, expf, P.V per row; M4F, the same
   # compiler and flags, measured there; 117,621 / 468,753 / 3,318,206
   # instructions) is the reference of the last column.
-  echo "| fp32 forward (N,M,Dk,Dv) | M4F scalar | M4F dsp | M4F scalar/dsp | M4F dsp / plain C (issue 18) | M7 scalar | M7 dsp | M7 scalar/dsp | M33 no FPU, scalar | M33 no FPU, dsp |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| fp32 forward (N,M,Dk,Dv) | M4F scalar | M4F dsp | M4F scalar/dsp | M4F dsp / plain C (issue 18) | M7 scalar | M7 dsp | M7 scalar/dsp | M33 scalar | M33 dsp | M33 scalar/dsp | M33 dsp / plain C (issue 18) | M33 no FPU, scalar | M33 no FPU, dsp |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for shape in 16 32 64; do
     case $shape in 16) plain=117621 ;; 32) plain=468753 ;; 64) plain=3318206 ;; esac
     m4=$(cost m4 scalar $shape)
     m4d=$(cost m4 dsp $shape)
     m7=$(cost m7 scalar $shape)
     m7d=$(cost m7 dsp $shape)
+    m33f=$(cost m33f scalar $shape)
+    m33fd=$(cost m33f dsp $shape)
     m33=$(cost m33 scalar $shape)
     m33d=$(cost m33 dsp $shape)
-    echo "| $(dims $shape) | $m4 | $m4d | $(ratio "$m4" "$m4d")x | $(ratio "$m4d" "$plain")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $m33 | $m33d |"
+    echo "| $(dims $shape) | $m4 | $m4d | $(ratio "$m4" "$m4d")x | $(ratio "$m4d" "$plain")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $m33f | $m33fd | $(ratio "$m33f" "$m33fd")x | $(ratio "$m33fd" "$plain")x | $m33 | $m33d |"
   done
   echo
   echo "| fp32 forward (N,M,Dk,Dv), M55 | scalar | scalar, no auto-vectorization | mve | scalar/mve | plain scalar/mve |"
@@ -94,11 +97,11 @@ table="$OUT/insns.md"
       echo "| $dims | $1 $2 | $runtime | $fixed | $((runtime - fixed)) |"
     done
   done
-  # The power-on self-test (26 checks, nothing printed), per board and port.
+  # The power-on self-test (nothing printed), per board and port.
   echo
-  echo "| self-test | M4F scalar | M4F dsp | M7 dsp | M55 scalar | M55 mve |"
-  echo "|---|---:|---:|---:|---:|---:|"
-  echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m4 dsp selftest) | $(cost m7 dsp selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
+  echo "| self-test | M4F scalar | M4F dsp | M7 dsp | M33 dsp | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m4 dsp selftest) | $(cost m7 dsp selftest) | $(cost m33f dsp selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
 } >"$table"
 cat "$table"
 
@@ -119,6 +122,7 @@ profile() {
 profile m4 scalar
 profile m4 dsp
 profile m7 dsp
+profile m33f dsp
 profile m55 scalar
 profile m55 mve
 echo "per-function profiles: $OUT/profile_*_32.txt"
@@ -131,11 +135,11 @@ echo "per-function profiles: $OUT/profile_*_32.txt"
 # over the forward's 2 * 32 * 32 * 32 = 65,536 multiply-adds.
 {
   echo
-  echo "| (32,32,32,32) forward | M4F scalar (FPU) | M4F dsp | M7 dsp | M55 scalar | M55 mve |"
-  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| (32,32,32,32) forward | M4F scalar (FPU) | M4F dsp | M7 dsp | M33 dsp | M55 scalar | M55 mve |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   per() { awk '/exp_shift_sum/ { s += $1 } END { printf "%.1f", s / 1024 }' "$OUT/profile_$1_32.txt"; }
   mac() { awk '/scores_(block|tile)|weighted_sum_(block|tile)/ { s += $1 } END { printf "%.2f", s / 65536 }' "$OUT/profile_$1_32.txt"; }
-  echo "| exp_shift_sum, instructions per element | $(per m4_scalar) | $(per m4_dsp) | $(per m7_dsp) | $(per m55_scalar) | $(per m55_mve) |"
-  echo "| block kernels, instructions per multiply-add | $(mac m4_scalar) | $(mac m4_dsp) | $(mac m7_dsp) | $(mac m55_scalar) | $(mac m55_mve) |"
+  echo "| exp_shift_sum, instructions per element | $(per m4_scalar) | $(per m4_dsp) | $(per m7_dsp) | $(per m33f_dsp) | $(per m55_scalar) | $(per m55_mve) |"
+  echo "| block kernels, instructions per multiply-add | $(mac m4_scalar) | $(mac m4_dsp) | $(mac m7_dsp) | $(mac m33f_dsp) | $(mac m55_scalar) | $(mac m55_mve) |"
 } >>"$table"
 tail -n 5 "$table"

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Instructions executed by one int8 forward pass on QEMU's Cortex-M boards,
+# Instructions executed by one int8 forward pass on QEMU's Cortex-M and RISC-V boards,
 # counted by the TCG plugin (bench/qemu/insncount.c): M4F, M7 and M33 without
 # FPU (scalar and DSP ports), Armv6-M code on the Cortex-M3 of mps2-an385
-# (scalar port, the only one it builds) and M55 (scalar and Helium ports),
+# (scalar port, the only one it builds), RISC-V rv32imac on QEMU's virt board
+# (scalar port) and M55 (scalar and Helium ports),
 # shapes (N, M, Dk, Dv) =
 # (16,16,32,32), (32,32,32,32) and (64,64,64,64). Each figure is
 # one warm call: insns(2 calls) - insns(1 call), the first a warm-up (issue 18's
@@ -20,6 +21,7 @@ board_build cortex-m4-bench forward_i8_insns "$OUT/forward_i8_insns_m4.elf"
 board_build cortex-m7-bench forward_i8_insns "$OUT/forward_i8_insns_m7.elf"
 board_build cortex-m33-bench forward_i8_insns "$OUT/forward_i8_insns_m33.elf"
 board_build cortex-m0-bench forward_i8_insns "$OUT/forward_i8_insns_m0.elf"
+board_build riscv32-bench forward_i8_insns "$OUT/forward_i8_insns_rv32.elf"
 board_build cortex-m55-bench forward_i8_insns "$OUT/forward_i8_insns_m55.elf"
 # GCC 12 at -O2 vectorizes parts of the scalar port with Helium on the M55;
 # this build shows the scalar port as plain scalar code.
@@ -35,6 +37,7 @@ machine_of() {
     m7) echo mps2-an500 ;;
     m33) echo mps2-an505 ;;
     m0) echo mps2-an385 ;;
+    rv32) echo virt ;;
     m55*) echo mps3-an547 ;;
   esac
 }
@@ -65,7 +68,7 @@ table="$OUT/insns_i8.md"
   for shape in 16 32 64; do
     # The int8 path is bit-exact: every board and port must print the same bytes.
     ref=$(checksum m4 scalar $shape)
-    for run in "m4 dsp" "m7 scalar" "m7 dsp" "m33 scalar" "m33 dsp" "m0 scalar" "m55 scalar" "m55 mve"; do
+    for run in "m4 dsp" "m7 scalar" "m7 dsp" "m33 scalar" "m33 dsp" "m0 scalar" "rv32 scalar" "m55 scalar" "m55 mve"; do
       # shellcheck disable=SC2086
       got=$(checksum $run $shape)
       [ "$got" = "$ref" ] || {
@@ -90,8 +93,8 @@ table="$OUT/insns_i8.md"
   # flags; 214,557 / 786,747 / 3,632,988 instructions; CMSIS-NN is not built
   # here). Armv6-M code has no DSP port: its column is the scalar one.
   echo
-  echo "| int8 forward (N,M,Dk,Dv) | M4F dsp | M4F dsp / CMSIS-NN M4F | M7 scalar | M7 dsp | M7 scalar/dsp | M7 dsp / CMSIS-NN M4F | M33 no FPU, scalar | M33 no FPU, dsp | M33 scalar/dsp | M33 dsp / CMSIS-NN M4F | Armv6-M scalar | Armv6-M / CMSIS-NN M4F |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| int8 forward (N,M,Dk,Dv) | M4F dsp | M4F dsp / CMSIS-NN M4F | M7 scalar | M7 dsp | M7 scalar/dsp | M7 dsp / CMSIS-NN M4F | M33 no FPU, scalar | M33 no FPU, dsp | M33 scalar/dsp | M33 dsp / CMSIS-NN M4F | Armv6-M scalar | Armv6-M / CMSIS-NN M4F | RV32 scalar | RV32 / CMSIS-NN M4F |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for shape in 16 32 64; do
     case $shape in 16) cmsis=214557 ;; 32) cmsis=786747 ;; 64) cmsis=3632988 ;; esac
     case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; 64) dims="(64,64,64,64)" ;; esac
@@ -101,7 +104,8 @@ table="$OUT/insns_i8.md"
     m33=$(cost m33 scalar $shape)
     m33d=$(cost m33 dsp $shape)
     m0=$(cost m0 scalar $shape)
-    echo "| $dims | $m4d | $(ratio "$m4d" "$cmsis")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $(ratio "$m7d" "$cmsis")x | $m33 | $m33d | $(ratio "$m33" "$m33d")x | $(ratio "$m33d" "$cmsis")x | $m0 | $(ratio "$m0" "$cmsis")x |"
+    rv32=$(cost rv32 scalar $shape)
+    echo "| $dims | $m4d | $(ratio "$m4d" "$cmsis")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $(ratio "$m7d" "$cmsis")x | $m33 | $m33d | $(ratio "$m33" "$m33d")x | $(ratio "$m33d" "$cmsis")x | $m0 | $(ratio "$m0" "$cmsis")x | $rv32 | $(ratio "$rv32" "$cmsis")x |"
   done
 } >"$table"
 cat "$table"
