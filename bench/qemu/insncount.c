@@ -10,8 +10,10 @@
  * Use:   qemu-system-arm ... -plugin ./libinsncount.so,outfile=/path/count.txt
  *        (without outfile the count goes to QEMU's log: add -d plugin)
  * profile=/path/profile.txt also writes "address count" for every executed
- * instruction below 64 MiB (the boards' code regions), for attributing the
- * count to functions with the image's symbol table.
+ * instruction in the 64 MiB window of the first one (the image's code region:
+ * at 0 on most boards, 0x10000000 on the M33's secure alias, 0x80000000 on
+ * RISC-V virt), for attributing the count to functions with the image's
+ * symbol table.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,9 +57,13 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 static uint64_t insns; /* the boards have one vCPU: a plain counter suffices */
 static char outfile[4096];
 static char profile_file[4096];
-/* One counter per 16-bit instruction slot of the first 64 MiB of addresses. */
-#define PROFILE_SLOTS (64u << 20 >> 1)
+/* One counter per 16-bit instruction slot of a 64 MiB window of addresses,
+ * the window of the first instruction translated (the reset code). */
+#define PROFILE_WINDOW (64u << 20)
+#define PROFILE_SLOTS (PROFILE_WINDOW >> 1)
 static uint64_t* profile;
+static uint64_t profile_base;
+static bool profile_base_set;
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
@@ -65,7 +71,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   for (size_t i = 0; i < n; ++i) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
     qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insns, 1);
-    const uint64_t slot = qemu_plugin_insn_vaddr(insn) >> 1;
+    const uint64_t vaddr = qemu_plugin_insn_vaddr(insn);
+    if (!profile_base_set) {
+      profile_base = vaddr & ~(uint64_t)(PROFILE_WINDOW - 1);
+      profile_base_set = true;
+    }
+    const uint64_t slot = (vaddr - profile_base) >> 1; /* wraps to huge below the window */
     if (profile && slot < PROFILE_SLOTS)
       qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &profile[slot], 1);
   }
@@ -86,7 +97,7 @@ static void at_exit(qemu_plugin_id_t id, void* unused) {
   FILE* p = profile ? fopen(profile_file, "w") : NULL;
   if (p) {
     for (uint64_t slot = 0; slot < PROFILE_SLOTS; ++slot)
-      if (profile[slot]) fprintf(p, "%llx %llu\n", (unsigned long long)(slot << 1), (unsigned long long)profile[slot]);
+      if (profile[slot]) fprintf(p, "%llx %llu\n", (unsigned long long)(profile_base + (slot << 1)), (unsigned long long)profile[slot]);
     fclose(p);
   }
 }
