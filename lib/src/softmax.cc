@@ -55,8 +55,7 @@ Status validate_rows(const Matrix (&in)[kIn], Matrix out, size_t rows, size_t n,
   for (const Matrix& m : in) misaligned |= !detail::aligned(m.p);
   if (misaligned) return Status::kMisaligned;
   for (const Matrix& m : in)
-    if (partial_overlap(m.p, m.ld, out.p, out.ld, rows, span_bytes(rows, n, m.ld), out_bytes))
-      return Status::kAliasing;
+    if (partial_overlap(m.p, m.ld, out.p, out.ld, rows, span_bytes(rows, n, m.ld), out_bytes)) return Status::kAliasing;
   *kernels = kernels_f32(port);
   return *kernels ? Status::kOk : Status::kPortUnavailable;
 }

@@ -41,7 +41,7 @@ Status softmax_vjp(const float* p, const float* dp, float* dx, size_t n, Port po
 // softmax_vjp() of `rows` rows, each matrix with its own row stride (>= n).
 // Statuses as softmax_rows(); dx may be p or dp in place (same start and
 // stride), any other overlap is kAliasing.
-Status softmax_vjp_rows(const float* p, const float* dp, float* dx, size_t rows, size_t n, size_t ld_p,
-                        size_t ld_dp, size_t ld_dx, Port port = Port::kDefault);
+Status softmax_vjp_rows(const float* p, const float* dp, float* dx, size_t rows, size_t n, size_t ld_p, size_t ld_dp,
+                        size_t ld_dx, Port port = Port::kDefault);
 
 }  // namespace tinyattn
