@@ -22,7 +22,8 @@ mkdir -p "$OUT"
 # the baseline every implementation is compiled for (Eigen's vectors);
 # Highway still dispatches at run time to AVX-512 where the CPU has it, and
 # oneDNN picks its own ISA.
-cmake -S "$ROOT/bench/peers" -B "$OUT/host" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# The xsimd port too (the standalone bench project leaves it off otherwise).
+cmake -S "$ROOT/bench/peers" -B "$OUT/host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYATTN_WITH_XSIMD=ON \
   "-DCMAKE_CXX_FLAGS=-march=haswell -maes -mpclmul" >/dev/null
 ninja -C "$OUT/host" -j2 peers_bench
 OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" "$@"

@@ -76,7 +76,11 @@ double fma_peak_256_gflops(const TimingConfig& cfg);
 // One softmax row in place with glibc's vectorized expf (libmvec): the
 // reference point the issue states the softmax goal against.
 void softmax_row_libmvec(float* x, size_t n);
-// The same with tinyattn's kernels of one port.
-void softmax_row_tinyattn(const tinyattn::KernelsF32& k, float* x, size_t n);
+// The same calling _ZGVdN8v_expf directly on AVX2 vectors.
+void softmax_row_libmvec_direct(float* x, size_t n);
+// Its exp pass alone: x[j] = exp(x[j] - shift), their sum (n a multiple of 16).
+float exp_shift_sum_libmvec_direct(float* x, size_t n, float shift);
+// Eigen 3.4's row softmax (an Array's maxCoeff, exp, sum, product).
+void softmax_row_eigen(float* x, size_t n);
 
 }  // namespace bench

@@ -1,6 +1,8 @@
 // The host bench: tinyattn against its peers on one pinned core.
 //
-//   peers_bench [--quick] [--out DIR]
+//   peers_bench [--quick] [--softmax] [--out DIR]
+//
+// --softmax: the softmax rows table alone (no forward tables, no files).
 //
 // Prints markdown tables and writes them to DIR/peers.md with an SVG plot of
 // GFLOP/s against shape (DIR/forward_gflops.svg). FLOPs count as
@@ -18,6 +20,7 @@
 
 #include "peers.h"
 #include "tinyattn/attention.h"
+#include "tinyattn/softmax.h"
 
 namespace {
 
@@ -139,23 +142,155 @@ std::string svg_plot(const std::vector<std::string>& impls, const std::vector<st
   return o.str();
 }
 
+std::string softmax_table(const TimingConfig& cfg) {
+  // Softmax rows: tinyattn's public API, one call per row and one call for
+  // all rows, against libmvec's expf (vectorised by GCC and called
+  // directly) and Eigen's row softmax.
+  std::ostringstream sm;
+  std::vector<tinyattn::Port> ports;
+  for (tinyattn::Port p : tinyattn::kAllPorts)
+    if (tinyattn::kernels_f32(p)) ports.push_back(p);
+  constexpr size_t kSoftmaxFloats = 4096;  // each implementation's matrix: 16 KB, in L1
+  sm << "\n### Softmax rows (max, exp and sum, scale), fp32, ns per element\n\n"
+     << "Each implementation has a matrix of " << kSoftmaxFloats
+     << " / n rows of n floats (one row at 4096) in place; `x` columns: its speed against the faster of "
+        "libmvec's two forms in this run, and against Eigen.\n\n"
+     << "| row length | rows | libmvec vectorised | libmvec direct | Eigen";
+  for (tinyattn::Port p : ports)
+    sm << " | " << port_label(p) << " softmax() per row | x libmvec | softmax_rows() | x libmvec | x Eigen";
+  sm << " |\n|---:|---:|---:|---:|---:";
+  for (size_t i = 0; i < ports.size(); ++i) sm << "|---:|---:|---:|---:|---:";
+  sm << "|\n";
+  for (size_t n = 16; n <= 4096; n *= 2) {
+    const size_t rows = kSoftmaxFloats / n;
+    Problem init(1, kSoftmaxFloats, 1, 1);  // reuse its generator: logits in [-1, 1) * 8
+    // One matrix per implementation, sampled in turn. Softmax of a softmax
+    // is still a valid row, so repeating in place keeps every input in the
+    // normal range. The matrices lie in one buffer, each on a 64-byte
+    // boundary: with a heap block each, where the heap put them moved
+    // single ratios by up to 0.4 between runs.
+    const size_t impls = 3 + 2 * ports.size();
+    constexpr size_t kLineFloats = 64 / sizeof(float);
+    const size_t stride = kSoftmaxFloats + kLineFloats;
+    std::vector<float> storage(impls * stride + kLineFloats);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
+    float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
+    std::vector<float*> mats;
+    for (size_t i = 0; i < impls; ++i) {
+      float* mat = first + i * stride;
+      for (size_t j = 0; j < kSoftmaxFloats; ++j) mat[j] = 8.0f * init.k[j];
+      mats.push_back(mat);
+    }
+    std::vector<Sampler> samplers;
+    samplers.push_back(make_sampler([mat = mats[0], rows, n] {
+      for (size_t r = 0; r < rows; ++r) softmax_row_libmvec(mat + r * n, n);
+    }));
+    samplers.push_back(make_sampler([mat = mats[1], rows, n] {
+      for (size_t r = 0; r < rows; ++r) softmax_row_libmvec_direct(mat + r * n, n);
+    }));
+    samplers.push_back(make_sampler([mat = mats[2], rows, n] {
+      for (size_t r = 0; r < rows; ++r) softmax_row_eigen(mat + r * n, n);
+    }));
+    for (size_t i = 0; i < ports.size(); ++i) {
+      const tinyattn::Port p = ports[i];
+      samplers.push_back(make_sampler([mat = mats[3 + 2 * i], rows, n, p] {
+        for (size_t r = 0; r < rows; ++r) keep(tinyattn::softmax(mat + r * n, mat + r * n, n, p));
+      }));
+      samplers.push_back(make_sampler([mat = mats[4 + 2 * i], rows, n, p] {
+        keep(tinyattn::softmax_rows(mat, mat, rows, n, n, n, p));
+      }));
+    }
+    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    const double per = 1e9 / static_cast<double>(kSoftmaxFloats);
+    const double mvec = std::fmin(t[0], t[1]), eigen = t[2];
+    char line[160];
+    std::snprintf(line, sizeof line, "| %zu | %zu | %.3f | %.3f | %.3f", n, rows, t[0] * per, t[1] * per, eigen * per);
+    sm << line;
+    for (size_t i = 0; i < ports.size(); ++i) {
+      const double row = t[3 + 2 * i], all = t[4 + 2 * i];
+      std::snprintf(line, sizeof line, " | %.3f | %.2fx | %.3f | %.2fx | %.2fx", row * per, mvec / row, all * per,
+                    mvec / all, eigen / all);
+      sm << line;
+    }
+    sm << " |\n";
+  }
+
+  // What bounds the long rows: each pass alone over one row of 4096 floats,
+  // with the FMA peak loop in the same rounds for the clock.
+  {
+    constexpr size_t n = kSoftmaxFloats;
+    Problem init(1, n, 1, 1);
+    const size_t parts = 1 + 3 * ports.size();
+    std::vector<float> storage(parts * (n + 16) + 16);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
+    float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
+    std::vector<float*> mats;
+    for (size_t i = 0; i < parts; ++i) {
+      float* mat = first + i * (n + 16);
+      for (size_t j = 0; j < n; ++j) mat[j] = 8.0f * init.k[j];
+      mats.push_back(mat);
+    }
+    // Repeated in place, exp(x - 8) keeps every value in (0, 1].
+    std::vector<Sampler> samplers;
+    samplers.push_back(make_sampler([x = mats[0]] { keep(exp_shift_sum_libmvec_direct(x, n, 8.0f)); }));
+    for (size_t i = 0; i < ports.size(); ++i) {
+      const tinyattn::KernelsF32* k = tinyattn::kernels_f32(ports[i]);
+      samplers.push_back(make_sampler([x = mats[1 + 3 * i], k] { keep(k->row_max(x, n)); }));
+      samplers.push_back(make_sampler([x = mats[2 + 3 * i], k] { keep(k->exp_shift_sum(x, n, 8.0f)); }));
+      samplers.push_back(make_sampler([x = mats[3 + 3 * i], k] { k->scale(x, n, 1.0f); }));
+    }
+    samplers.push_back(make_sampler(fma_peak_loop));
+    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
+    // The clock the peak implies: 2 FMA pipes, each an FMA of `lanes` lanes (2 FLOPs each) a cycle.
+    const int lanes = fma_peak_lanes();
+    const double ghz = fma_peak_loop_flops() / t.back() / 1e9 / (2.0 * 2.0 * lanes);
+    const double to_cycles = ghz * 8.0 / static_cast<double>(n);  // seconds per row -> cycles per 8 floats (x1e9)
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "\nEach pass alone over one row of %zu floats, cycles per 8 floats at %.2f GHz (the clock the "
+                  "FMA peak loop implies in the same rounds, two %d-lane FMA pipes):\n\n"
+                  "| implementation | max | exp and sum | scale | all three |\n|---|---:|---:|---:|---:|\n",
+                  n, ghz, lanes);
+    sm << line;
+    std::snprintf(line, sizeof line, "| libmvec _ZGVdN8v_expf, direct | | %.2f | | |\n", t[0] * 1e9 * to_cycles);
+    sm << line;
+    for (size_t i = 0; i < ports.size(); ++i) {
+      const double mx = t[1 + 3 * i] * 1e9 * to_cycles, ex = t[2 + 3 * i] * 1e9 * to_cycles,
+                   sc = t[3 + 3 * i] * 1e9 * to_cycles;
+      std::snprintf(line, sizeof line, "| %s | %.2f | %.2f | %.2f | %.2f |\n", port_label(ports[i]).c_str(), mx, ex,
+                    sc, mx + ex + sc);
+      sm << line;
+    }
+  }
+  return sm.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   TimingConfig cfg;
   std::string out_dir = ".";
+  bool softmax_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       cfg.repetitions = 5;
       cfg.min_sample_s = 1e-3;
+    } else if (std::strcmp(argv[i], "--softmax") == 0) {
+      softmax_only = true;
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_dir = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--out DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--out DIR]\n", argv[0]);
       return 2;
     }
   }
   const int cpu = pin_to_one_core();
+  if (softmax_only) {
+    std::printf("Measured %s on %s, pinned to CPU %d, %d repetitions (medians).\n", today().c_str(),
+                machine_line().c_str(), cpu, cfg.repetitions);
+    std::fputs(softmax_table(cfg).c_str(), stdout);
+    return 0;
+  }
   std::ostringstream md;
   const std::string when = today(), machine = machine_line();
   md << "Measured " << when << " on " << machine << ", pinned to CPU " << cpu << ", "
@@ -332,57 +467,12 @@ int main(int argc, char** argv) {
   std::fputs(bd.str().c_str(), stdout);
   md << bd.str() << "\n";
 
-  // Softmax over one row: tinyattn's kernels against libmvec's expf.
-  std::ostringstream sm;
-  sm << "\n### Softmax over one row (max, exp and sum, scale), fp32, ns per element\n\n| row length | libmvec expf";
+  const std::string softmax_md = softmax_table(cfg);
+  std::fputs(softmax_md.c_str(), stdout);
+  md << softmax_md;
   std::vector<const tinyattn::KernelsF32*> kernels;
   for (tinyattn::Port p : tinyattn::kAllPorts)
-    if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p)) {
-      kernels.push_back(k);
-      sm << " | " << port_label(p) << " | speed vs libmvec";
-    }
-  sm << " |\n|---:|---:";
-  for (size_t i = 0; i < kernels.size(); ++i) sm << "|---:|---:";
-  sm << "|\n";
-  for (size_t n = 16; n <= 4096; n *= 2) {
-    Problem init(1, n, 1, 1);  // reuse its generator: logits in [-1, 1) * 8
-    // One row per implementation, sampled in turn. Softmax of a softmax is
-    // still a valid row, so repeating in place keeps every input in the
-    // normal range.
-    // The rows lie in one buffer, each on a 64-byte boundary: with a heap
-    // block per row, where the heap happened to put each one moved single
-    // ratios by up to 0.4 between runs.
-    constexpr size_t kLineFloats = 64 / sizeof(float);
-    const size_t stride = (n + kLineFloats - 1) / kLineFloats * kLineFloats + kLineFloats;
-    std::vector<float> storage((kernels.size() + 1) * stride + kLineFloats);
-    const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
-    float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
-    std::vector<float*> rows;
-    for (size_t i = 0; i <= kernels.size(); ++i) {
-      float* row = first + i * stride;
-      for (size_t j = 0; j < n; ++j) row[j] = 8.0f * init.k[j];
-      rows.push_back(row);
-    }
-    std::vector<Sampler> samplers;
-    samplers.push_back(make_sampler([row = rows[0], n] { softmax_row_libmvec(row, n); }));
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      float* row = rows[i + 1];
-      const tinyattn::KernelsF32* k = kernels[i];
-      samplers.push_back(make_sampler([row, k, n] { softmax_row_tinyattn(*k, row, n); }));
-    }
-    const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
-    const double mvec = t[0];
-    char line[96];
-    std::snprintf(line, sizeof line, "| %zu | %.2f", n, mvec / static_cast<double>(n) * 1e9);
-    sm << line;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      std::snprintf(line, sizeof line, " | %.2f | %.2fx", t[i + 1] / static_cast<double>(n) * 1e9, mvec / t[i + 1]);
-      sm << line;
-    }
-    sm << " |\n";
-  }
-  std::fputs(sm.str().c_str(), stdout);
-  md << sm.str();
+    if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p)) kernels.push_back(k);
 
   // Decode (N = 1) and prefill (N = 64): time per key as M grows.
   std::ostringstream sc;

@@ -16,6 +16,7 @@
 #include "tinyattn/port.h"
 #include "tinyattn/quant.h"
 #include "tinyattn/selftest.h"
+#include "tinyattn/softmax.h"
 
 namespace tinyattn {
 namespace {
@@ -364,6 +365,20 @@ tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_m
   cio.ds = io->ds;
   return to_c(backward(to_cxx(*dims), static_cast<BackwardMode>(mode), cio, Workspace{workspace, workspace_bytes},
                        to_cxx(mask), to_cxx(options)));
+}
+
+// An out-of-range port value is rejected here: Port is 8 bits, so a cast
+// alone could wrap it onto a real port.
+tinyattn_status tinyattn_softmax_rows(const float* x, float* p, size_t rows, size_t n, size_t ld_x, size_t ld_p,
+                                      tinyattn_port port) {
+  if (!port_ok(port)) return TINYATTN_PORT_UNAVAILABLE;
+  return to_c(softmax_rows(x, p, rows, n, ld_x, ld_p, static_cast<Port>(port)));
+}
+
+tinyattn_status tinyattn_softmax_vjp_rows(const float* p, const float* dp, float* dx, size_t rows, size_t n,
+                                          size_t ld_p, size_t ld_dp, size_t ld_dx, tinyattn_port port) {
+  if (!port_ok(port)) return TINYATTN_PORT_UNAVAILABLE;
+  return to_c(softmax_vjp_rows(p, dp, dx, rows, n, ld_p, ld_dp, ld_dx, static_cast<Port>(port)));
 }
 
 tinyattn_status tinyattn_selftest(tinyattn_selftest_report* report, tinyattn_port port, tinyattn_write_fn write,

@@ -13,8 +13,6 @@ namespace detail {
 
 namespace {
 
-enum class RowEnd : unsigned char { kLive, kNoKey, kNaNLogit };
-
 // Row r's own keys among [lo, lo + len), relative to lo (empty if none).
 KeyRange own_part(const Problem& p, const Block& b, size_t r, size_t lo, size_t len) {
   const KeyRange rr = p.range(b.i0 + r);

@@ -252,6 +252,56 @@ inline float exponentiate(const KernelsF32& kern, float* s, size_t len, float ma
   return sum;
 }
 
+// How a row of logits ends after its maximum: live (a finite or +inf
+// maximum: its exp and sum follow), no visible key (the maximum is -inf),
+// or a NaN logit.
+enum class RowEnd : unsigned char { kLive, kNoKey, kNaNLogit };
+inline RowEnd row_end(float max) {
+  return max == -kInf ? RowEnd::kNoKey : max != max ? RowEnd::kNaNLogit : RowEnd::kLive;
+}
+
+// A row's maximum, how it ends (row_end) and, when live, exp(s - max) and
+// its sum (exponentiate): the row pass of the forward's rows and blocks,
+// which call these three in this order per row. exp_rows makes the same
+// calls for `count` rows of n (row r at s + r * ld), pass by pass: every
+// row's maximum, then every live row's exp and sum. Each row gets the same
+// bits; only the order differs, so the exp chains of neighbouring rows sit
+// next to each other in the instruction stream and overlap, where one short
+// row alone leaves the core waiting on its max -> exp -> sum latency.
+struct RowExp {
+  RowEnd end;
+  float max;
+  float sum;  // 0 unless live
+};
+inline void exp_rows(const KernelsF32& kern, float* s, size_t ld, size_t count, size_t n, RowExp* out) {
+  for (size_t r = 0; r < count; ++r) {
+    const float max = kern.row_max(s + r * ld, n);
+    out[r] = {row_end(max), max, 0.0f};
+  }
+  for (size_t r = 0; r < count; ++r)
+    if (out[r].end == RowEnd::kLive) out[r].sum = exponentiate(kern, s + r * ld, n, out[r].max);
+}
+
+// softmax() of `rows` rows of n in place (tinyattn/softmax.h), row r at
+// p + r * ld, kExpRowsAtOnce rows per exp_rows: all -inf -> zeros, a NaN ->
+// all NaN (the NaN row_max returned), else exp(s - max) / sum (the +inf keys
+// share the weight).
+inline constexpr size_t kExpRowsAtOnce = 8;
+inline void softmax_rows_in_place(const KernelsF32& kern, float* p, size_t rows, size_t n, size_t ld) {
+  RowExp e[kExpRowsAtOnce];
+  for (size_t r0 = 0; r0 < rows; r0 += kExpRowsAtOnce) {
+    const size_t count = rows - r0 < kExpRowsAtOnce ? rows - r0 : kExpRowsAtOnce;
+    float* s = p + r0 * ld;
+    exp_rows(kern, s, ld, count, n, e);
+    for (size_t r = 0; r < count; ++r) {
+      if (e[r].end == RowEnd::kLive)
+        kern.scale(s + r * ld, n, 1.0f / e[r].sum);
+      else
+        fill(s + r * ld, n, e[r].end == RowEnd::kNoKey ? 0.0f : e[r].max);
+    }
+  }
+}
+
 // The online softmax's running maximum m and sum l of exp(s - m).
 struct Online {
   float m = -kInf;

@@ -14,6 +14,8 @@ TA_CASE("api: the umbrella header declares every entry point") {
   TA_CHECK(tinyattn::forward_i8(none, {}, {}, {}) != Status::kOk);
   TA_CHECK(tinyattn::softmax(nullptr, nullptr, 0) != Status::kOk);
   TA_CHECK(tinyattn::softmax_vjp(nullptr, nullptr, nullptr, 0) != Status::kOk);
+  TA_CHECK(tinyattn::softmax_rows(nullptr, nullptr, 0, 0, 0, 0) != Status::kOk);
+  TA_CHECK(tinyattn::softmax_vjp_rows(nullptr, nullptr, nullptr, 0, 0, 0, 0, 0) != Status::kOk);
   TA_CHECK(tinyattn::effective_scale(tinyattn::Dims{1, 1, 4, 1, 1, 1}, {}) == 0.5f);
   TA_CHECK(tinyattn::port_name(tinyattn::default_port()) != nullptr);
   TA_CHECK(tinyattn::to_string(Status::kOk) != nullptr);

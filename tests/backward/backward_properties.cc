@@ -981,6 +981,79 @@ TA_CASE("softmax: matches the forward's weights and validates its arguments") {
   }
 }
 
+// Rows of a matrix with row strides wider than n (the gaps must stay as
+// they were), more rows than one exp_rows batch, and the non-finite rows of
+// softmax()'s contract: all -inf, one NaN, two +inf, some -inf.
+TA_CASE("softmax_rows: each row is softmax() of it, bit for bit, on every port; rows sum to 1") {
+  PortList pl;
+  constexpr size_t kRows = 19;
+  for (const size_t n : {size_t{1}, size_t{16}, size_t{37}}) {
+    Arena::Scope scope;
+    const size_t ld_x = n + 3, ld_p = n + 8;
+    float* x = alloc<float>(kRows * ld_x);
+    float* p = alloc<float>(kRows * ld_p);
+    float* one = alloc<float>(n);
+    float* dp = alloc<float>(kRows * ld_x);
+    float* dx = alloc<float>(kRows * ld_p);
+    float* inplace = alloc<float>(kRows * ld_x);
+    if (!x || !p || !one || !dp || !dx || !inplace) TA_IGNORE("arena too small");
+    Rng rng(211 + n);
+    rng.fill_normal(x, kRows * ld_x, 6.0f);
+    rng.fill_normal(dp, kRows * ld_x, 1.0f);
+    for (size_t j = 0; j < n; ++j) {
+      x[2 * ld_x + j] = -kInf;
+      if (j % 3 == 1) x[5 * ld_x + j] = -kInf;
+    }
+    x[3 * ld_x + n / 2] = std::numeric_limits<float>::quiet_NaN();
+    x[4 * ld_x] = kInf;
+    x[4 * ld_x + n - 1] = kInf;  // n == 1: the same entry
+    x[6 * ld_x + n / 3] = 80.0f;  // a wide row: most of it underflows
+    for (size_t pi = 0; pi < pl.n; ++pi) {
+      const Port port = pl.ports[pi];
+      const char* pn = tinyattn::port_name(port);
+      for (size_t j = 0; j < kRows * ld_p; ++j) p[j] = -3.0f;
+      TA_CHECK(tinyattn::softmax_rows(x, p, kRows, n, ld_x, ld_p, port) == Status::kOk);
+      std::memcpy(inplace, x, kRows * ld_x * sizeof(float));
+      TA_CHECK(tinyattn::softmax_rows(inplace, inplace, kRows, n, ld_x, ld_x, port) == Status::kOk);
+      size_t differ = 0, gaps = 0, in_place = 0, bad_sum = 0, negative = 0;
+      for (size_t r = 0; r < kRows; ++r) {
+        TA_CHECK(tinyattn::softmax(x + r * ld_x, one, n, port) == Status::kOk);
+        differ += std::memcmp(one, p + r * ld_p, n * sizeof(float)) != 0;
+        in_place += std::memcmp(one, inplace + r * ld_x, n * sizeof(float)) != 0;
+        for (size_t j = n; j < ld_p; ++j) gaps += p[r * ld_p + j] != -3.0f;
+        if (r == 3) continue;  // the NaN row: all NaN, checked below
+        double sum = 0.0;
+        for (size_t j = 0; j < n; ++j) {
+          sum += p[r * ld_p + j];
+          negative += !(p[r * ld_p + j] >= 0.0f);
+        }
+        bad_sum += r == 2 ? sum != 0.0 : std::fabs(sum - 1.0) > 1e-5;
+      }
+      bool nan_row = true, inf_row = true;
+      for (size_t j = 0; j < n; ++j) {
+        nan_row &= p[3 * ld_p + j] != p[3 * ld_p + j];
+        const bool at_inf = j == 0 || j == n - 1;
+        inf_row &= p[4 * ld_p + j] == (at_inf ? (n == 1 ? 1.0f : 0.5f) : 0.0f);
+      }
+      TA_CHECK_MSG(differ == 0, "%s n=%zu: %zu rows differ from softmax()", pn, n, differ);
+      TA_CHECK_MSG(in_place == 0, "%s n=%zu: %zu rows differ in place", pn, n, in_place);
+      TA_CHECK_MSG(gaps == 0, "%s n=%zu: %zu floats between rows written", pn, n, gaps);
+      TA_CHECK_MSG(bad_sum == 0 && negative == 0, "%s n=%zu: %zu rows do not sum to 1 (0 when all -inf), %zu negative",
+                   pn, n, bad_sum, negative);
+      TA_CHECK_MSG(nan_row && inf_row, "%s n=%zu: NaN row all NaN %d, +inf entries share the weight %d", pn, n,
+                   nan_row, inf_row);
+      // The vector-Jacobian product of the same rows, per row and at once.
+      TA_CHECK(tinyattn::softmax_vjp_rows(p, dp, dx, kRows, n, ld_p, ld_x, ld_p, port) == Status::kOk);
+      size_t vjp_differ = 0;
+      for (size_t r = 0; r < kRows; ++r) {
+        TA_CHECK(tinyattn::softmax_vjp(p + r * ld_p, dp + r * ld_x, one, n, port) == Status::kOk);
+        vjp_differ += std::memcmp(one, dx + r * ld_p, n * sizeof(float)) != 0;
+      }
+      TA_CHECK_MSG(vjp_differ == 0, "%s n=%zu: %zu softmax_vjp_rows rows differ from softmax_vjp()", pn, n, vjp_differ);
+    }
+  }
+}
+
 TA_CASE("key_range stays inside [0, M] when a window lies past every key") {
   // N > M with a window that starts right of the diagonal: the last rows see
   // nothing, and their range must not point past the keys (the drivers fill

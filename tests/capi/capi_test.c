@@ -130,6 +130,49 @@ static void test_ports(void) {
   CHECK(strcmp(tinyattn_port_name((tinyattn_port)TINYATTN_PORT_COUNT), "unknown_port") == 0);
 }
 
+/* ---- row softmax -------------------------------------------------------- */
+
+/* The rows of q (HQ * N rows of DK) at once: each row as one call of one row
+ * gives it, bit for bit; rows sum to 1; the gradient form likewise; faults. */
+static void test_softmax_rows(void) {
+  enum { ROWS = HQ * N, LD = DK + 2 };
+  static float p[ROWS * LD], one[DK], dx[ROWS * LD];
+  const tinyattn_port ports[2] = {TINYATTN_PORT_DEFAULT, TINYATTN_PORT_SCALAR};
+  int pi;
+  size_t r, j;
+  fill_inputs();
+  for (pi = 0; pi < 2; ++pi) {
+    int same = 1, sums = 1;
+    CHECK_STATUS(tinyattn_softmax_rows(q, p, ROWS, DK, DK, LD, ports[pi]), TINYATTN_OK);
+    for (r = 0; r < ROWS; ++r) {
+      double sum = 0.0;
+      CHECK_STATUS(tinyattn_softmax_rows(q + r * DK, one, 1, DK, DK, DK, ports[pi]), TINYATTN_OK);
+      same &= memcmp(one, p + r * LD, sizeof one) == 0;
+      for (j = 0; j < DK; ++j) sum += p[r * LD + j];
+      sums &= fabs(sum - 1.0) <= 1e-5;
+    }
+    CHECK(same);
+    CHECK(sums);
+    CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, dx, ROWS, DK, LD, DK, LD, ports[pi]), TINYATTN_OK);
+    same = 1;
+    for (r = 0; r < ROWS; ++r) {
+      CHECK_STATUS(tinyattn_softmax_vjp_rows(p + r * LD, dy + r * DK, one, 1, DK, DK, DK, DK, ports[pi]), TINYATTN_OK);
+      same &= memcmp(one, dx + r * LD, sizeof one) == 0;
+    }
+    CHECK(same);
+  }
+  CHECK_STATUS(tinyattn_softmax_rows(NULL, p, ROWS, DK, DK, LD, TINYATTN_PORT_DEFAULT), TINYATTN_NULL_POINTER);
+  CHECK_STATUS(tinyattn_softmax_rows(q, p, 0, DK, DK, LD, TINYATTN_PORT_DEFAULT), TINYATTN_BAD_DIMENSION);
+  CHECK_STATUS(tinyattn_softmax_rows(q, p, ROWS, DK, DK - 1, LD, TINYATTN_PORT_DEFAULT), TINYATTN_BAD_DIMENSION);
+  CHECK_STATUS(tinyattn_softmax_rows(p, p + 1, ROWS, DK, LD, LD, TINYATTN_PORT_DEFAULT), TINYATTN_ALIASING);
+  /* 256 would wrap onto TINYATTN_PORT_DEFAULT in an 8-bit port value. */
+  CHECK_STATUS(tinyattn_softmax_rows(q, p, ROWS, DK, DK, LD, (tinyattn_port)256), TINYATTN_PORT_UNAVAILABLE);
+  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, NULL, ROWS, DK, LD, DK, LD, TINYATTN_PORT_DEFAULT),
+               TINYATTN_NULL_POINTER);
+  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, dx, ROWS, DK, LD, DK, LD, (tinyattn_port)TINYATTN_PORT_COUNT),
+               TINYATTN_PORT_UNAVAILABLE);
+}
+
 /* ---- fp32 forward ------------------------------------------------------ */
 
 static void test_forward_every_mask(void) {
@@ -712,6 +755,7 @@ static void test_int8_rejects_float_scale_and_bias(void) {
 int main(void) {
   RUN(test_status_strings);
   RUN(test_ports);
+  RUN(test_softmax_rows);
   RUN(test_forward_every_mask);
   RUN(test_forward_defaults_and_options);
   RUN(test_forward_onnx_features);

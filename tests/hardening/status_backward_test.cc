@@ -1,5 +1,6 @@
 // Bad arguments to backward() and to the row softmax functions: each returns
 // its Status and writes nothing (the same canary-pool check as status_test.cc).
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -201,6 +202,58 @@ TA_CASE("status softmax: every rejection leaves the output untouched") {
     if (k.want != Status::kAliasing) TA_CHECK_MSG(vjp == k.want, "softmax_vjp %s: got %s", k.what, tinyattn::to_string(vjp));
   }
   TA_CHECK(tinyattn::softmax(x, x, n) == Status::kOk);  // in place is allowed
+}
+
+TA_CASE("status softmax_rows, softmax_vjp_rows: every rejection leaves the outputs untouched") {
+  Arena::Scope scope;
+  constexpr size_t kPool = 96;
+  float* x = alloc<float>(kPool);
+  float* p = alloc<float>(kPool);
+  if (!x || !p) TA_IGNORE("arena too small");
+  const size_t n = 5, rows = 3;  // x: rows of ld 8; p: rows of ld 6
+  const size_t huge = SIZE_MAX / 2;
+  struct Case {
+    const char* what;
+    Status want;
+    const float* in;
+    float* out;
+    size_t rows, n, ld_in, ld_out;
+    Port port;
+  };
+  const Case cases[] = {
+      {"null input", Status::kNullPointer, nullptr, p, rows, n, 8, 6, Port::kDefault},
+      {"null output", Status::kNullPointer, x, nullptr, rows, n, 8, 6, Port::kDefault},
+      {"rows = 0", Status::kBadDimension, x, p, 0, n, 8, 6, Port::kDefault},
+      {"n = 0", Status::kBadDimension, x, p, rows, 0, 8, 6, Port::kDefault},
+      {"n > kMaxDim", Status::kBadDimension, x, p, rows, tinyattn::kMaxDim + 1, SIZE_MAX, SIZE_MAX, Port::kDefault},
+      {"ld_x < n", Status::kBadDimension, x, p, rows, n, n - 1, 6, Port::kDefault},
+      {"ld_p < n", Status::kBadDimension, x, p, rows, n, 8, n - 1, Port::kDefault},
+      {"rows * ld past the address space", Status::kBadDimension, x, p, huge, n, 8, 6, Port::kDefault},
+      {"ld past the address space", Status::kBadDimension, x, p, 2, n, huge, 6, Port::kDefault},
+      {"misaligned output", Status::kMisaligned, x, misalign(p), rows, n, 8, 6, Port::kDefault},
+      {"misaligned input", Status::kMisaligned, misalign(x), p, rows, n, 8, 6, Port::kDefault},
+      {"shifted overlap", Status::kAliasing, x, x + 1, rows, n, 8, 8, Port::kDefault},
+      {"same start, other stride", Status::kAliasing, x, x, rows, n, 8, 6, Port::kDefault},
+      {"output rows between the input rows", Status::kAliasing, x, x + 5, 2, n, 10, 10, Port::kDefault},
+      {"port 200", Status::kPortUnavailable, x, p, rows, n, 8, 6, static_cast<Port>(200)},
+  };
+  for (const Case& k : cases) {
+    for (size_t j = 0; j < kPool; ++j) x[j] = static_cast<float>(j % 7) - 3.0f, p[j] = -7.0f;
+    const Status got = tinyattn::softmax_rows(k.in, k.out, k.rows, k.n, k.ld_in, k.ld_out, k.port);
+    TA_CHECK_MSG(got == k.want, "softmax_rows %s: got %s", k.what, tinyattn::to_string(got));
+    // dx over the same output, p and dp both the input matrix.
+    const Status vjp = tinyattn::softmax_vjp_rows(k.in, k.in, k.out, k.rows, k.n, k.ld_in, k.ld_in, k.ld_out, k.port);
+    TA_CHECK_MSG(vjp == k.want, "softmax_vjp_rows %s: got %s", k.what, tinyattn::to_string(vjp));
+    bool untouched = true;
+    for (size_t j = 0; j < kPool; ++j) untouched &= x[j] == static_cast<float>(j % 7) - 3.0f && p[j] == -7.0f;
+    TA_CHECK_MSG(untouched, "softmax_rows/softmax_vjp_rows %s wrote after %s", k.what, tinyattn::to_string(got));
+  }
+  // In place: the same start and stride, or a single row whatever the strides.
+  TA_CHECK(tinyattn::softmax_rows(x, x, rows, n, 8, 8) == Status::kOk);
+  TA_CHECK(tinyattn::softmax_rows(x, x, 1, n, 8, 6) == Status::kOk);
+  TA_CHECK(tinyattn::softmax_vjp_rows(x, p, x, rows, n, 8, 6, 8) == Status::kOk);
+  TA_CHECK(tinyattn::softmax_vjp_rows(x, p, p, rows, n, 8, 6, 6) == Status::kOk);
+  TA_CHECK(tinyattn::softmax_vjp_rows(x, p, p, rows, n, 8, 6, 8) == Status::kAliasing);
 }
 
 TA_CASE("status selftest: null report, unknown port and incomplete kernel tables are refused") {

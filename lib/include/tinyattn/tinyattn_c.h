@@ -333,6 +333,19 @@ tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_m
                                   const tinyattn_backward_io* io, void* workspace, size_t workspace_bytes,
                                   const tinyattn_mask* mask, const tinyattn_options* options);
 
+/* ---- Row softmax (tinyattn/softmax.h) ---------------------------------- */
+
+/* softmax of `rows` rows of n floats: row r of x at x + r * ld_x, of p at
+ * p + r * ld_p (ld >= n). p may be x in place (same ld); any other overlap
+ * is TINYATTN_ALIASING. Rows as the forward's: all -inf -> zeros, a NaN ->
+ * all NaN, +inf entries share the weight. */
+tinyattn_status tinyattn_softmax_rows(const float* x, float* p, size_t rows, size_t n, size_t ld_x, size_t ld_p,
+                                      tinyattn_port port);
+/* dx = (diag(p) - p p^T) dp per row, each matrix with its own ld; dx may be
+ * p or dp in place. */
+tinyattn_status tinyattn_softmax_vjp_rows(const float* p, const float* dp, float* dx, size_t rows, size_t n,
+                                          size_t ld_p, size_t ld_dp, size_t ld_dx, tinyattn_port port);
+
 /* ---- Self-test (docs/selftest.md) -------------------------------------- */
 
 #define TINYATTN_SELFTEST_MAX_CHECKS 48
