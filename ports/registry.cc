@@ -34,6 +34,8 @@ const KernelsF32* kernels_f32(Port port) {
   }
 }
 
+const KernelsF32* default_kernels_f32() { return table_f32<Port::TINYATTN_DEFAULT_PORT>(); }
+
 const char* port_name(Port port) {
   switch (port) {
     case Port::kDefault: return "default";

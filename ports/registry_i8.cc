@@ -15,7 +15,28 @@ const KernelsI8* table_i8() {
   }
 }
 
+// The int8 column of tinyattn/port_list.h for a port.
+struct Int8Column {
+  Port port;
+  bool own;
+};
+constexpr Int8Column kInt8Columns[] = {
+#define TINYATTN_PORT_ENTRY(e, name, fused, int8) {Port::e, (int8) != 0},
+    TINYATTN_PORT_LIST(TINYATTN_PORT_ENTRY)
+#undef TINYATTN_PORT_ENTRY
+};
+constexpr bool own_table_i8(Port port) {
+  for (const Int8Column& c : kInt8Columns)
+    if (c.port == port) return c.own;
+  return false;
+}
+
 }  // namespace
+
+const KernelsI8* default_kernels_i8() {
+  constexpr Port kPort = Port::TINYATTN_DEFAULT_PORT;
+  return table_i8<kPort, own_table_i8(kPort)>();
+}
 
 const KernelsI8* kernels_i8(Port port) {
   if (port == Port::kDefault) port = default_port();

@@ -1,11 +1,13 @@
 #!/bin/sh
-# Code size of one forward shape on Cortex-M4F (-Os, --gc-sections): text of
-# an image calling Attention<Shape<16, 16, 32, 32>> (fp32) or
-# AttentionI8<Shape<16, 16, 32, 32>> (int8) minus the text of the same image
-# without the call; the int8 image also on the Cortex-M55, where it links the
-# Helium int8 kernels next to the scalar ones. Also lists the largest library
-# functions of the fp32 image.
-# Prints a markdown table and writes it to $OUT/size.md.
+# Code size of one forward shape on Cortex-M4F and Cortex-M55 (-Os,
+# --gc-sections), per port: text of an image calling
+# Attention<Shape<16, 16, 32, 32>> (fp32) or AttentionI8<Shape<16, 16, 32, 32>>
+# (int8) minus the text of the same image without the call, built once per
+# default port (-DTINYATTN_DEFAULT_PORT=...). Those calls take no Options, so
+# they reach the default port's table alone (default_kernels_f32/_i8): each
+# image links one port's kernels. Also lists the largest library functions of
+# the M4F's DSP fp32 image.
+# Prints markdown tables and writes them to $OUT/size.md.
 #   bench/board/size.sh [OUT_DIR]   (default build-bench-board)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,54 +15,47 @@ OUT=${1:-$ROOT/build-bench-board}
 mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
-board_build cortex-m4-size size_forward "$OUT/size_forward_m4.elf"
-board_build cortex-m4-size size_empty "$OUT/size_empty_m4.elf"
 text() { arm-none-eabi-size -A "$1" | awk '$1 == ".text" { print $2 }'; }
-with=$(text "$OUT/size_forward_m4.elf")
-without=$(text "$OUT/size_empty_m4.elf")
-board_build cortex-m4-size size_forward_i8 "$OUT/size_forward_i8_m4.elf"
-board_build cortex-m4-size size_empty_i8 "$OUT/size_empty_i8_m4.elf"
-board_build cortex-m55-size size_forward_i8 "$OUT/size_forward_i8_m55.elf"
-board_build cortex-m55-size size_empty_i8 "$OUT/size_empty_i8_m55.elf"
-i8_m4=$(($(text "$OUT/size_forward_i8_m4.elf") - $(text "$OUT/size_empty_i8_m4.elf")))
-# The same with the scalar port alone (-DTINYATTN_WITH_DSP=OFF), as a build
-# without the DSP port would link it.
-BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_forward_i8 "$OUT/size_forward_i8_m4_scalar.elf"
-BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_empty_i8 "$OUT/size_empty_i8_m4_scalar.elf"
-BOARD_TREE=scalar BOARD_CMAKE_ARGS=-DTINYATTN_WITH_DSP=OFF board_build cortex-m4-size size_forward "$OUT/size_forward_m4_scalar.elf"
-i8_m4_scalar=$(($(text "$OUT/size_forward_i8_m4_scalar.elf") - $(text "$OUT/size_empty_i8_m4_scalar.elf")))
-f32_m4_scalar=$(($(text "$OUT/size_forward_m4_scalar.elf") - without))
-# The DSP int8 kernels alone: the dsp port's functions in the default image.
-dsp_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m4.elf" |
-  awk '$3 ~ /[tTrR]/ && /tinyattn::dsp::/ { s += $2 } END { print s + 0 }')
-i8_m55=$(($(text "$OUT/size_forward_i8_m55.elf") - $(text "$OUT/size_empty_i8_m55.elf")))
-# The Helium int8 table alone: its functions in the M55 image.
-mve_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m55.elf" |
-  awk '$3 ~ /[tTrR]/ && /tinyattn::mve::.*(scores|exp_row|probabilities|weighted_sum|requantize|kExp2Table|kKernelsI8|kernels_i8)/ &&
-       !/float/ { s += $2 } END { print s + 0 }')
+
+# sizes BOARD PRESET PORT -> "fp32 int8": the bytes the fp32 and the int8 call
+# add with PORT as the default port (the images stay in $OUT for nm).
+sizes() {
+  board=$1 preset=$2 port=$3
+  for img in size_forward size_empty size_forward_i8 size_empty_i8; do
+    BOARD_TREE=$port BOARD_CMAKE_ARGS=-DTINYATTN_DEFAULT_PORT=$port \
+      board_build "$preset" "$img" "$OUT/${img}_${board}_$port.elf"
+  done
+  f32=$(($(text "$OUT/size_forward_${board}_$port.elf") - $(text "$OUT/size_empty_${board}_$port.elf")))
+  i8=$(($(text "$OUT/size_forward_i8_${board}_$port.elf") - $(text "$OUT/size_empty_i8_${board}_$port.elf")))
+  echo "$f32 $i8"
+}
+
+# port_bytes ELF NAMESPACE -> bytes of the functions and tables of one port in an image
+port_bytes() {
+  arm-none-eabi-nm -C -S -t d "$1" | awk -v ns="tinyattn::$2::" '$3 ~ /[tTrRwW]/ && index($0, ns) { s += $2 } END { print s + 0 }'
+}
 
 table="$OUT/size.md"
 {
-  echo "| Cortex-M4F, -Os, --gc-sections | .text bytes |"
-  echo "|---|---:|"
-  echo "| image with Attention<Shape<16,16,32,32>> (fp32) | $with |"
-  echo "| same image without the call | $without |"
-  echo "| **fp32 forward, one shape** | **$((with - without))** |"
-  echo "| fp32 forward, one shape, scalar port alone (-DTINYATTN_WITH_DSP=OFF) | $f32_m4_scalar |"
-  echo "| **int8 forward, one shape** (AttentionI8, plan given as integers; scalar and DSP int8 kernels both linked) | **$i8_m4** |"
-  echo "| of which the DSP int8 kernels | $dsp_i8 |"
-  echo "| int8 forward, one shape, scalar port alone (-DTINYATTN_WITH_DSP=OFF) | $i8_m4_scalar |"
+  echo "| -Os, --gc-sections, .text bytes of one shape (16,16,32,32) | fp32 forward | of which the port's kernels | int8 forward | of which the port's kernels |"
+  echo "|---|---:|---:|---:|---:|"
+  for bp in "m4 cortex-m4-size scalar" "m4 cortex-m4-size dsp" "m55 cortex-m55-size scalar" "m55 cortex-m55-size dsp" "m55 cortex-m55-size mve"; do
+    # shellcheck disable=SC2086
+    set -- $bp
+    # shellcheck disable=SC2046
+    set -- "$@" $(sizes "$1" "$2" "$3")
+    case $1 in m4) core="Cortex-M4F" ;; m55) core="Cortex-M55" ;; esac
+    # the port's own functions (the scalar port's live in tinyattn::scalar)
+    k32=$(port_bytes "$OUT/size_forward_${1}_$3.elf" "$3")
+    k8=$(port_bytes "$OUT/size_forward_i8_${1}_$3.elf" "$3")
+    echo "| $core, $3 port | $4 | $k32 | $5 | $k8 |"
+  done
   echo
-  echo "| Cortex-M55, -Os, --gc-sections | .text bytes |"
-  echo "|---|---:|"
-  echo "| **int8 forward, one shape** (scalar and Helium int8 kernels both linked) | **$i8_m55** |"
-  echo "| of which the Helium int8 kernels | $mve_i8 |"
-  echo
-  echo "Largest functions the fp32 call brings in (bytes):"
+  echo "Largest functions the Cortex-M4F's fp32 call brings in with the DSP port (bytes):"
   echo
   echo '```'
-  arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4.elf" | awk '$3 ~ /[tTwW]/' >"$OUT/with.syms"
-  arm-none-eabi-nm -C --size-sort -S "$OUT/size_empty_m4.elf" | awk '$3 ~ /[tTwW]/ { print $4 }' >"$OUT/without.names"
+  arm-none-eabi-nm -C --size-sort -S -t d "$OUT/size_forward_m4_dsp.elf" | awk '$3 ~ /[tTwW]/' >"$OUT/with.syms"
+  arm-none-eabi-nm -C --size-sort -S "$OUT/size_empty_m4_dsp.elf" | awk '$3 ~ /[tTwW]/ { print $4 }' >"$OUT/without.names"
   awk 'NR == FNR { seen[$0] = 1; next } { name = $4; for (i = 5; i <= NF; ++i) name = name " " $i; if (!(name in seen)) printf "%6d %s\n", $2 + 0, name }' \
     "$OUT/without.names" "$OUT/with.syms" | sort -rn | head -12
   echo '```'

@@ -130,6 +130,10 @@ Status validate_common(const Dims& d, const Mask& mask, const Options& o, const 
 // The same after the dims: what a call with valid dims can still get wrong
 // (Attention<S>'s dims are checked at compile time).
 Status validate_call(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels);
+// validate_call() without the port: *kernels is the table the caller gives
+// (nullptr: kPortUnavailable).
+Status validate_call_on(const Dims& d, const Mask& mask, const Options& o, const KernelsF32* table,
+                        const KernelsF32** kernels);
 
 // Sets s[j] for keys j in [r.lo, r.hi) of query row i, head h: -inf where the
 // keep mask drops the key, + bias where a bias is given.

@@ -12,10 +12,12 @@ using detail::Tensor;
 
 // A frame of its own, as forward()'s checks: the extent tables are not on
 // the stack while the blocks run (the board stack bound, docs/hardening.md).
+// `table`: the port's table (kernels_f32(o.port) or the default port's).
 TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
-                                     const Options& o, Status arrays, const KernelsF32** kern) {
+                                     const Options& o, Status arrays, const KernelsF32* table,
+                                     const KernelsF32** kern) {
   using namespace detail;
-  if (Status s = validate_call(d, mask, o, kern); s != Status::kOk) return s;
+  if (Status s = validate_call_on(d, mask, o, table, kern); s != Status::kOk) return s;
   if (arrays != Status::kOk) return arrays;
   // Only a mask's arrays may overlap an output: the rest are typed arrays.
   if (!has_element_masks(mask)) return Status::kOk;
@@ -33,7 +35,17 @@ template <bool kKeyTiles>
 Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
                              Status arrays) {
   const KernelsF32* kern = nullptr;
-  if (Status s = check_fixed(d, io, ws, mask, o, arrays, &kern); s != Status::kOk) return s;
+  if (Status s = check_fixed(d, io, ws, mask, o, arrays, kernels_f32(o.port), &kern); s != Status::kOk) return s;
+  forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  return Status::kOk;
+}
+
+template <bool kKeyTiles>
+Status detail::forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+                                          Status arrays) {
+  const KernelsF32* kern = nullptr;
+  const Options o{};
+  if (Status s = check_fixed(d, io, ws, mask, o, arrays, default_kernels_f32(), &kern); s != Status::kOk) return s;
   forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
   return Status::kOk;
 }
@@ -42,5 +54,9 @@ template Status detail::forward_fixed<true>(const Dims&, const ForwardIo&, Works
                                             Status);
 template Status detail::forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                              Status);
+template Status detail::forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                                         Status);
+template Status detail::forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                                          Status);
 
 }  // namespace tinyattn

@@ -144,6 +144,9 @@ namespace {
 
 using detail::Tensor;
 
+// kDefaultPort: the table is default_kernels_i8(), so that kernels_i8() and
+// every other port's table stay out of images that never name a port.
+template <bool kDefaultPort>
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                            const Mask& mask, const Options& o, const KernelsI8** kernels) {
   if (Status s = validate(d); s != Status::kOk) return s;
@@ -153,7 +156,10 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (o.scale) return Status::kUnsupported;  // the plan holds the softmax scale
   // tanh of an integer score has no exact fixed-point form the plan could state
   if (o.softcap) return Status::kUnsupported;
-  *kernels = kernels_i8(o.port);
+  if constexpr (kDefaultPort)
+    *kernels = default_kernels_i8();
+  else
+    *kernels = kernels_i8(o.port);
   if (!*kernels) return Status::kPortUnavailable;
   const Tensor inputs[] = {{io.q, d.q_elems(), 1, true},
                            {io.k, d.k_elems(), 1, true},
@@ -267,7 +273,15 @@ void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
                   const Options& o) {
   const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
+  if (Status s = validate_forward_i8<false>(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
+  detail::forward_i8_validated(*kern, d, io, plan, ws, mask);
+  return Status::kOk;
+}
+
+Status detail::forward_i8_default_port(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
+                                       const Mask& mask) {
+  const KernelsI8* kern = nullptr;
+  if (Status s = validate_forward_i8<true>(d, io, plan, ws, mask, Options{}, &kern); s != Status::kOk) return s;
   detail::forward_i8_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;
 }

@@ -26,13 +26,17 @@ Status validate_common(const Dims& d, const Mask& mask, const Options& o, const 
 }
 
 Status validate_call(const Dims& d, const Mask& mask, const Options& o, const KernelsF32** kernels) {
+  return validate_call_on(d, mask, o, kernels_f32(o.port), kernels);
+}
+
+Status validate_call_on(const Dims& d, const Mask& mask, const Options& o, const KernelsF32* table,
+                        const KernelsF32** kernels) {
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias && !aligned(mask.bias)) return Status::kMisaligned;
   if (o.scale && !std::isfinite(*o.scale)) return Status::kBadScale;
   if (o.softcap && !(*o.softcap > 0.0f && std::isfinite(*o.softcap))) return Status::kBadScale;
-  const KernelsF32* k = kernels_f32(o.port);
-  if (k == nullptr) return Status::kPortUnavailable;
-  *kernels = k;
+  if (table == nullptr) return Status::kPortUnavailable;
+  *kernels = table;
   return Status::kOk;
 }
 

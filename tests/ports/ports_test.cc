@@ -101,3 +101,13 @@ TA_CASE("ports: each compiled port's tables match its line in the list") {
                  "%s: its int8 table says %s (int8 column %d)", e.name, k8->port, e.int8 ? 1 : 0);
   }
 }
+
+TA_CASE("ports: the default port's tables bound at compile time are the registry's for kDefault") {
+  // Attention<S> without Options and AttentionI8 reach the tables through
+  // these, so that an image links only the default port's kernels.
+  TA_CHECK(tinyattn::default_kernels_f32() == tinyattn::kernels_f32(Port::kDefault));
+  TA_CHECK(tinyattn::default_kernels_f32() == tinyattn::kernels_f32(tinyattn::default_port()));
+  TA_CHECK(tinyattn::default_kernels_i8() == tinyattn::kernels_i8(Port::kDefault));
+  TA_CHECK(tinyattn::default_kernels_i8() == tinyattn::kernels_i8(tinyattn::default_port()));
+  TA_CHECK(tinyattn::default_kernels_i8() != nullptr);
+}

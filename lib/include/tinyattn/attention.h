@@ -183,6 +183,14 @@ extern template Status forward_fixed<true>(const Dims&, const ForwardIo&, Worksp
                                            Status);
 extern template Status forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                             Status);
+// forward_fixed() with default Options on the build's default port, bound at
+// compile time (default_kernels_f32): an image whose Attention<S> calls
+// pass no Options links no other port's kernels.
+template <bool kKeyTiles>
+Status forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, Status arrays);
+extern template Status forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, Status);
+extern template Status forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                                         Status);
 }  // namespace detail
 
 // Compile-time shape, owning its workspace.
@@ -208,20 +216,33 @@ class Attention {
   using Weights = std::array<float, dims.weight_elems()>;
   using Lse = std::array<float, dims.lse_elems()>;
 
-  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {},
-                    Weights* weights = nullptr, const Options& options = {}) {
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights,
+                    const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
     return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
                                             arrays_fault(q, k, v, y, weights, nullptr));
   }
+  // Without Options: the default port, bound at compile time, so the image
+  // links only that port's kernels.
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {}, Weights* weights = nullptr) {
+    ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
+    return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
+                                                         arrays_fault(q, k, v, y, weights, nullptr));
+  }
 
   // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
   // AttentionBackward<S> (kRecompute) takes instead of the weights.
-  Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
-                    Weights* weights = nullptr, const Options& options = {}) {
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask, Weights* weights,
+                    const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
     return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
                                             arrays_fault(q, k, v, y, weights, &lse));
+  }
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
+                    Weights* weights = nullptr) {
+    ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
+    return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
+                                                         arrays_fault(q, k, v, y, weights, &lse));
   }
 
   // Pointer form, for tensors that live elsewhere (same layouts as forward()):

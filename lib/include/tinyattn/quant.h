@@ -129,6 +129,14 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask = {},
                   const Options& options = {});
 
+namespace detail {
+// forward_i8() on the build's default port, the port bound at compile time
+// (default_kernels_i8): AttentionI8, which takes no Options, links no other
+// port's int8 kernels.
+Status forward_i8_default_port(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
+                               const Mask& mask);
+}  // namespace detail
+
 // The integer building blocks, exposed so users and tests can reproduce them.
 // x * 2^-s rounded to nearest, ties away from zero (s in [0, 62]).
 int64_t rounding_rshift(int64_t x, int s);
@@ -165,7 +173,7 @@ class AttentionI8 {
     return run(ForwardIoI8{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr}, mask);
   }
   Status run(const ForwardIoI8& io, const Mask& mask = {}) {
-    return forward_i8(dims, io, plan(), Workspace{workspace_, sizeof workspace_}, mask);
+    return detail::forward_i8_default_port(dims, io, plan(), Workspace{workspace_, sizeof workspace_}, mask);
   }
 
  private:

@@ -32,28 +32,71 @@ inline float sum_lanes(float32x4_t v) {
 
 inline mve_pred16_t tail(size_t n, size_t i) { return vctp32q(static_cast<uint32_t>(n - i)); }
 
-// exp_poly on four lanes. NaN propagates like the scalar form: a NaN t
-// shifts to s = 0, and NaN * 0 stays NaN.
-inline float32x4_t exp4(float32x4_t x) {
+// The coefficients exp4_core multiplies by, as scalar operands (VFMA Qd, Qn,
+// Rm takes them from core registers).
+struct ExpScalars {
+  float magic, log2e, minus_ln2_hi, minus_ln2_lo, c5, c4, c3, c2;
+};
+
+// Pins the coefficients in core registers for a loop: GCC 12 would otherwise
+// reload each from the literal pool in every iteration (eight loads per four
+// elements).
+inline ExpScalars exp_scalars() {
   constexpr ExpCoefficients c = kExpCoefficients;
-  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(c.magic), x, c.log2e);  // n + magic, rounded
-  const float32x4_t n = vsubq_n_f32(t, c.magic);
+  ExpScalars k{c.magic, c.log2e, c.minus_ln2_hi, c.minus_ln2_lo, c.c5, c.c4, c.c3, c.c2};
+  asm("" : "+r"(k.magic), "+r"(k.log2e), "+r"(k.minus_ln2_hi), "+r"(k.minus_ln2_lo));
+  asm("" : "+r"(k.c5), "+r"(k.c4), "+r"(k.c3), "+r"(k.c2));
+  return k;
+}
+
+// exp_poly on four lanes without its two range selects (exp4 adds them):
+// equal to exp_poly for x in [flush_below, overflow_above] and for NaN, which
+// propagates like the scalar form: a NaN t shifts to s = 0, and NaN * 0 stays
+// NaN.
+// t: n + magic, whose bits tell n (may_leave_range).
+inline float32x4_t exp4_core(float32x4_t x, const ExpScalars& k, float32x4_t c6, float32x4_t& t) {
+  t = vfmaq_n_f32(vdupq_n_f32(k.magic), x, k.log2e);  // n + magic, rounded
+  const float32x4_t n = vsubq_n_f32(t, k.magic);
   const float32x4_t s = vreinterpretq_f32_u32(vshlq_n_u32(vreinterpretq_u32_f32(t), 23));  // 2^n
-  float32x4_t r = vfmaq_n_f32(x, n, c.minus_ln2_hi);
-  r = vfmaq_n_f32(r, n, c.minus_ln2_lo);
-  float32x4_t q = vfmasq_n_f32(vdupq_n_f32(c.c6), r, c.c5);  // q * r + c5
-  q = vfmasq_n_f32(q, r, c.c4);
-  q = vfmasq_n_f32(q, r, c.c3);
-  q = vfmasq_n_f32(q, r, c.c2);
+  float32x4_t r = vfmaq_n_f32(x, n, k.minus_ln2_hi);
+  r = vfmaq_n_f32(r, n, k.minus_ln2_lo);
+  float32x4_t q = vfmasq_n_f32(c6, r, k.c5);  // q * r + c5
+  q = vfmasq_n_f32(q, r, k.c4);
+  q = vfmasq_n_f32(q, r, k.c3);
+  q = vfmasq_n_f32(q, r, k.c2);
   const float32x4_t u = vfmaq_f32(r, vmulq_f32(r, r), q);  // expm1(r)
   // Helium arithmetic runs with the standard FPSCR value (flush-to-zero); the
   // fused s + s * u never rounds s * u on its own, so it cannot be flushed.
-  float32x4_t e = vfmaq_f32(s, s, u);  // s * (1 + u)
+  return vfmaq_f32(s, s, u);  // s * (1 + u)
+}
+
+// exp_poly's range: 0 below flush_below, +inf above overflow_above.
+inline float32x4_t exp4_range(float32x4_t x, float32x4_t e) {
+  constexpr ExpCoefficients c = kExpCoefficients;
   // Helium's "lt" compare is "less than or unordered" (Arm condition LT), so
   // the flush test is written as flush_below > x, which is false for NaN.
   e = vpselq_f32(vdupq_n_f32(0.0f), e, vcmpgtq_f32(vdupq_n_f32(c.flush_below), x));
-  e = vpselq_f32(vdupq_n_f32(__builtin_huge_valf()), e, vcmpgtq_n_f32(x, c.overflow_above));
-  return e;
+  return vpselq_f32(vdupq_n_f32(__builtin_huge_valf()), e, vcmpgtq_n_f32(x, c.overflow_above));
+}
+
+// exp_poly on four lanes.
+inline float32x4_t exp4(float32x4_t x) {
+  float32x4_t t;
+  return exp4_range(x, exp4_core(x, exp_scalars(), vdupq_n_f32(kExpCoefficients.c6), t));
+}
+
+// Whether some lane of exp4_core's x may lie outside [flush_below,
+// overflow_above], from its t = n + magic: while |n| < 2^22, t's bits are
+// those of magic plus n, and every x outside the range has n <= -126 or
+// n >= 128 (x log2e below -126 or above 128). So a lane with n in [-125, 126]
+// is inside; any other (n at the edges, a t out of magic's binade from a huge
+// x, inf or NaN) is flagged and takes exp4_range, which leaves a lane inside
+// the range, or NaN, as it is. Integer lanes: no predicates, no float compare.
+constexpr uint32_t kExpNLow = 0x4b400000u + 127u - 125u;  // bits of magic + (-125); magic = 1.5 * 2^23 + 127
+constexpr uint32_t kExpNSpan = 126u + 125u;
+static_assert(kExpCoefficients.magic == 12582912.0f + 127.0f, "kExpNLow assumes magic = 1.5 * 2^23 + 127");
+inline bool may_leave_range(float32x4_t t) {
+  return vmaxvq_u32(0u, vsubq_n_u32(vreinterpretq_u32_f32(t), kExpNLow)) > kExpNSpan;
 }
 
 void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
@@ -108,22 +151,26 @@ void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk,
 }
 
 float row_max(const float* x, size_t n) {
-  // VMAXNM ignores NaN, so NaN lanes are tracked separately and win.
+  // VMAXNM ignores NaN, so a NaN, which wins, is looked for apart: z += v * 0
+  // stays 0 unless some v is NaN or infinite (inf * 0 is NaN), one VFMA per
+  // vector (a compare per vector costs three more: GCC 12 moves each
+  // predicate through a core register); only then a scan for the NaN.
   float32x4_t m = vdupq_n_f32(x[0]);
-  mve_pred16_t nan_lanes = 0;
+  float32x4_t z = vdupq_n_f32(0.0f);
   size_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
     const float32x4_t v = vld1q_f32(x + j);
     m = vmaxnmq_f32(m, v);
-    nan_lanes |= vcmpneq_f32(v, v);
+    z = vfmaq_n_f32(z, v, 0.0f);
   }
   if (j < n) {
     const mve_pred16_t p = tail(n, j);
-    const float32x4_t v = vld1q_z_f32(x + j, p);
+    const float32x4_t v = vld1q_z_f32(x + j, p);  // inactive lanes 0: z unchanged there
     m = vmaxnmq_m_f32(m, m, v, p);
-    nan_lanes |= vcmpneq_m_f32(v, v, p);
+    z = vfmaq_n_f32(z, v, 0.0f);
   }
-  if (nan_lanes)
+  const float any = sum_lanes(z);
+  if (any != any)
     for (j = 0; j < n; ++j)
       if (x[j] != x[j]) return x[j];
   return vmaxnmvq_f32(x[0], m);
@@ -131,9 +178,16 @@ float row_max(const float* x, size_t n) {
 
 float exp_shift_sum(float* x, size_t n, float shift) {
   float32x4_t sum = vdupq_n_f32(0.0f);
+  const ExpScalars k = exp_scalars();
+  const float32x4_t c6 = vdupq_n_f32(kExpCoefficients.c6);
   size_t j = 0;
+  // The range selects (two compares and two predicated selects) only for
+  // vectors with a lane that may need them: a softmax row's x - max rarely does.
   for (; j + kLanes <= n; j += kLanes) {
-    const float32x4_t e = exp4(vsubq_n_f32(vld1q_f32(x + j), shift));
+    const float32x4_t xv = vsubq_n_f32(vld1q_f32(x + j), shift);
+    float32x4_t t;
+    float32x4_t e = exp4_core(xv, k, c6, t);
+    if (may_leave_range(t)) e = exp4_range(xv, e);
     vst1q_f32(x + j, e);
     sum = vaddq_f32(sum, e);
   }
@@ -213,6 +267,24 @@ inline void load_pair(const float*& p, float& x, float& y) {
   asm("ldrd %0, %1, [%2], #8" : "=r"(x), "=r"(y), "+r"(p) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
 }
 
+// a += x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] (in that order), p += 4:
+// the four weights in one LDM, then four VFMA. LDM fills its registers in
+// ascending number order, so they are fixed (r4, r5, r6, r8: r7 is the Thumb
+// frame pointer of unoptimized builds and r9 a platform register in some
+// ABIs), and the VFMAs sit in the same asm: GCC 12 otherwise schedules them
+// after the next row's LDM and spills the weights.
+inline void four_terms(const float*& p, float32x4_t x0, float32x4_t x1, float32x4_t x2, float32x4_t x3,
+                       float32x4_t& a) {
+  asm("ldm %[p]!, {r4, r5, r6, r8}\n\t"
+      "vfma.f32 %q[a], %q[x0], r4\n\t"
+      "vfma.f32 %q[a], %q[x1], r5\n\t"
+      "vfma.f32 %q[a], %q[x2], r6\n\t"
+      "vfma.f32 %q[a], %q[x3], r8"
+      : [a] "+w"(a), [p] "+r"(p)
+      : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3), "m"(*reinterpret_cast<const float(*)[4]>(p))
+      : "r4", "r5", "r6", "r8");
+}
+
 // a_r += v0 * p_r[0] + v1 * p_r[1] for the four rows of a tile, each p_r
 // advanced by two (one LDRD per row): the two-term step of both block kernels.
 inline void four_rows_two_terms(float32x4_t v0, float32x4_t v1, const float*& p0, const float*& p1,
@@ -275,10 +347,20 @@ inline void score_keys(const float* const* q, size_t rows, const float* kj, size
   const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
   float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
   size_t c = dk;
-  for (; c >= 4; c -= 4) {
+  // Eight columns per step: the gathers' immediate offsets reach 28 bytes, so
+  // one address add and one loop branch serve 32 VFMA.
+  for (; c >= 8; c -= 8) {
+    two_columns<kPartial, 0>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    two_columns<kPartial, 8>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    two_columns<kPartial, 16>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    two_columns<kPartial, 24>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
+    addr = vaddq_n_u32(addr, 8 * sizeof(float));
+  }
+  if (c >= 4) {
     two_columns<kPartial, 0>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
     two_columns<kPartial, 8>(addr, lanes, q0, q1, q2, q3, a0, a1, a2, a3);
     addr = vaddq_n_u32(addr, 4 * sizeof(float));
+    c -= 4;
   }
   for (; c > 0; --c, ++q0, ++q1, ++q2, ++q3) {
     const float32x4_t k0 = kPartial ? vldrwq_gather_base_z_f32(addr, 0, lanes) : vldrwq_gather_base_f32(addr, 0);
@@ -311,6 +393,20 @@ inline void weigh_columns(const float* const* p, size_t rows, const float* vc, s
   const float *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3];
   float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
   size_t j = count;
+  for (; j >= 4; j -= 4) {  // four keys: one LDM per row
+    const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    vc += ldv;
+    const float32x4_t x1 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    vc += ldv;
+    const float32x4_t x2 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    vc += ldv;
+    const float32x4_t x3 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
+    vc += ldv;
+    four_terms(p0, x0, x1, x2, x3, a0);
+    four_terms(p1, x0, x1, x2, x3, a1);
+    four_terms(p2, x0, x1, x2, x3, a2);
+    four_terms(p3, x0, x1, x2, x3, a3);
+  }
   for (; j >= 2; j -= 2, vc += 2 * ldv) {  // two keys: one LDRD per row
     const float32x4_t x0 = kPartial ? vld1q_z_f32(vc, lanes) : vld1q_f32(vc);
     const float32x4_t x1 = kPartial ? vld1q_z_f32(vc + ldv, lanes) : vld1q_f32(vc + ldv);
@@ -328,8 +424,42 @@ inline void weigh_columns(const float* const* p, size_t rows, const float* vc, s
                        vmulq_n_f32(a2, rows > 2 ? a[2] : 0.0f), vmulq_n_f32(a3, rows > 3 ? a[3] : 0.0f));
 }
 
+// weighted_sum_block for four rows, a key count that four divides and whole
+// vectors of columns (the driver's usual call): the same sums in the same
+// order as weigh_columns, with no row or remainder tests per tile (about 50
+// instructions a tile less).
+void weighted_sum_block_full(const float* p, size_t ldp, const float* v, size_t ldv, size_t count, size_t dv,
+                             const float* a, float* y, size_t ldy) {
+  for (size_t c = 0; c < dv; c += kLanes) {
+    const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
+    const float* vc = v + c;
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t j = count / 4; j > 0; --j) {
+      const float32x4_t x0 = vld1q_f32(vc);
+      vc += ldv;
+      const float32x4_t x1 = vld1q_f32(vc);
+      vc += ldv;
+      const float32x4_t x2 = vld1q_f32(vc);
+      vc += ldv;
+      const float32x4_t x3 = vld1q_f32(vc);
+      vc += ldv;
+      four_terms(p0, x0, x1, x2, x3, a0);
+      four_terms(p1, x0, x1, x2, x3, a1);
+      four_terms(p2, x0, x1, x2, x3, a2);
+      four_terms(p3, x0, x1, x2, x3, a3);
+    }
+    float* yc = y + c;
+    vst1q_f32(yc, vmulq_n_f32(a0, a[0]));
+    vst1q_f32(yc + ldy, vmulq_n_f32(a1, a[1]));
+    vst1q_f32(yc + 2 * ldy, vmulq_n_f32(a2, a[2]));
+    vst1q_f32(yc + 3 * ldy, vmulq_n_f32(a3, a[3]));
+  }
+}
+
 void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
                         const float* a, float* y, size_t ldy) {
+  if (rows == kBlockRows && count % 4 == 0 && dv % kLanes == 0)
+    return weighted_sum_block_full(p, ldp, v, ldv, count, dv, a, y, ldy);
   const float* pr[kBlockRows] = {p, rows > 1 ? p + ldp : p, rows > 2 ? p + 2 * ldp : p, rows > 3 ? p + 3 * ldp : p};
   size_t c = 0;
   for (; c + kLanes <= dv; c += kLanes) weigh_columns<false>(pr, rows, v + c, ldv, count, kLanes, a, y + c, ldy);

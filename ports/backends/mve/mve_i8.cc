@@ -571,44 +571,42 @@ void weighted_sum_rows(const int32_t* p, const int8_t* v, size_t ldv, size_t cou
 // Keys in the lanes: column c of V is a byte gather (VLDRB.S16 with offsets
 // 0..7 ldv) and VMLADAVA.S16 adds eight products p_j v_jc into the column's
 // sum, so one column takes two instructions per eight keys instead of one
-// VMLA per four columns per key. The weights go to int16 first, which holds
-// every p but kProbOne (a row whose weight all sits on one key): such a row,
-// and a V stride too long for 16-bit offsets, take weighted_sum_rows.
-// int16 weights per pass: 16 bytes of stack, so that the kernel stays within
-// the frame every forward is bounded by (docs/hardening.md, stage 80-stack).
-constexpr size_t kKeyChunk = 8;
-
-// acc[c] (kFirst: 0, else its value so far) + start + sum over `groups`
-// groups of eight keys (and a predicated last group when has_tail) of
-// p16[j] v[j ldv + c], for c < dv.
-template <bool kFirst>
-void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t offsets, size_t groups,
-                    bool has_tail, mve_pred16_t tail, size_t dv, int32_t start, int32_t* acc) {
+// VMLA per four columns per key. The eight weights come as int16 straight
+// from the int32 array: a halfword gather at byte offsets 0, 4, .., 28 reads
+// the low half of each p_j, which is p_j for every p but kProbOne (a row
+// whose weight all sits on one key). No buffer, so the kernel's frame stays
+// small (the forward's stack bound, docs/hardening.md). A row with a weight
+// of 2^15, or a V stride too long for 16-bit offsets, takes
+// weighted_sum_rows.
+// acc[c] = start + sum_j p_j v[j ldv + c] for c < dv over `groups` groups of
+// eight keys, and (kTail) a last group of fewer keys, zeroing gathers under
+// `tail` (the keys past the end add nothing, and p is not read there). The
+// tail is a template parameter so that the loop without it keeps every
+// operand in a register.
+template <bool kTail>
+void gather_columns(const int32_t* p, const int8_t* v, size_t ldv, size_t groups, mve_pred16_t tail, size_t dv,
+                    int32_t start, int32_t* acc) {
+  const uint16x8_t o0 = vmulq_n_u16(vidupq_n_u16(0, 1), static_cast<uint16_t>(ldv));
+  const uint16x8_t o1 = vaddq_n_u16(o0, 1), o2 = vaddq_n_u16(o0, 2), o3 = vaddq_n_u16(o0, 3);
+  const uint16x8_t p_offsets = vidupq_n_u16(0, 4);  // bytes: the low half of p_j, j = 0..7
   const size_t step = 8 * ldv;
-  const uint16x8_t o0 = offsets, o1 = vaddq_n_u16(offsets, 1), o2 = vaddq_n_u16(offsets, 2),
-                   o3 = vaddq_n_u16(offsets, 3);
-  // Four columns per pass: each weight vector loaded once for four sums.
+  const int16_t* const p16 = reinterpret_cast<const int16_t*>(p);
+  const int16_t* const p_end = p16 + 16 * groups;
+  // Four columns per pass: each weight vector gathered once for four sums.
   size_t c = 0;
   for (; c + 4 <= dv; c += 4) {
     int32_t a0 = start, a1 = start, a2 = start, a3 = start;
-    if (!kFirst) {
-      a0 += acc[c];
-      a1 += acc[c + 1];
-      a2 += acc[c + 2];
-      a3 += acc[c + 3];
-    }
-    // One base pointer, four offset vectors: no per-column address adds.
     const int8_t* vc = v + c;
     const int16_t* pg = p16;
-    for (size_t g = groups; g > 0; --g, vc += step, pg += 8) {
-      const int16x8_t pw = vld1q_s16(pg);
+    for (; pg != p_end; pg += 16, vc += step) {
+      const int16x8_t pw = vldrhq_gather_offset_s16(pg, p_offsets);
       a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_s16(vc, o0));
       a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_s16(vc, o1));
       a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_s16(vc, o2));
       a3 = vmladavaq_s16(a3, pw, vldrbq_gather_offset_s16(vc, o3));
     }
-    if (has_tail) {  // zeroing gathers: the keys past the end add nothing
-      const int16x8_t pw = vld1q_s16(pg);
+    if (kTail) {
+      const int16x8_t pw = vldrhq_gather_offset_z_s16(pg, p_offsets, tail);
       a0 = vmladavaq_s16(a0, pw, vldrbq_gather_offset_z_s16(vc, o0, tail));
       a1 = vmladavaq_s16(a1, pw, vldrbq_gather_offset_z_s16(vc, o1, tail));
       a2 = vmladavaq_s16(a2, pw, vldrbq_gather_offset_z_s16(vc, o2, tail));
@@ -620,12 +618,14 @@ void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t 
     acc[c + 3] = a3;
   }
   for (; c < dv; ++c) {
-    int32_t a0 = kFirst ? start : start + acc[c];
+    int32_t a0 = start;
     const int8_t* vc = v + c;
     const int16_t* pg = p16;
-    for (size_t g = groups; g > 0; --g, vc += step, pg += 8)
-      a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_s16(vc, offsets));
-    if (has_tail) a0 = vmladavaq_s16(a0, vld1q_s16(pg), vldrbq_gather_offset_z_s16(vc, offsets, tail));
+    for (; pg != p_end; pg += 16, vc += step)
+      a0 = vmladavaq_s16(a0, vldrhq_gather_offset_s16(pg, p_offsets), vldrbq_gather_offset_s16(vc, o0));
+    if (kTail)
+      a0 = vmladavaq_s16(a0, vldrhq_gather_offset_z_s16(pg, p_offsets, tail),
+                         vldrbq_gather_offset_z_s16(vc, o0, tail));
     acc[c] = a0;
   }
 }
@@ -633,28 +633,24 @@ void gather_columns(const int16_t* p16, const int8_t* v, size_t ldv, uint16x8_t 
 void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
                   int32_t* acc) {
   if (7 * ldv + 3 > 0xffff) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
-  alignas(16) int16_t p16[kKeyChunk];
-  const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), static_cast<uint16_t>(ldv));
-  for (size_t j0 = 0, len = 0; j0 < count; j0 += len) {
-    len = count - j0 < kKeyChunk ? count - j0 : kKeyChunk;
-    // int16 weights, zero past len up to a multiple of 8; their sum and maximum.
-    int32_t sum_p = 0, max_p = 0;
-    if (len % 8) vst1q_s16(p16 + (len & ~size_t{7}), vdupq_n_s16(0));
-    for (size_t j = 0; j < len; j += 4) {
-      const int32x4_t pv = vld1q_z_s32(p + j0 + j, tail32(len, j));
-      sum_p = vaddvaq_s32(sum_p, pv);
-      max_p = vmaxvq_s32(max_p, pv);
-      vstrhq_s32(p16 + j, pv);
-    }
-    if (max_p > 32767) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
-    const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
-    const size_t groups = len / 8;
-    const mve_pred16_t tail = vctp16q(static_cast<uint32_t>(len - groups * 8));
-    if (j0 == 0)
-      gather_columns<true>(p16, v, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
-    else
-      gather_columns<false>(p16, v + j0 * ldv, ldv, offsets, groups, len % 8 != 0, tail, dv, start, acc);
+  // The sum of the weights (for the zero point) and their maximum.
+  int32_t sum_p = 0, max_p = 0;
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    const int32x4_t pv = vld1q_s32(p + j);
+    sum_p = vaddvaq_s32(sum_p, pv);
+    max_p = vmaxvq_s32(max_p, pv);
   }
+  if (j < count) {  // zeroed lanes add 0 and do not raise the maximum (p >= 0)
+    const int32x4_t pv = vld1q_z_s32(p + j, tail32(count, j));
+    sum_p = vaddvaq_s32(sum_p, pv);
+    max_p = vmaxvq_s32(max_p, pv);
+  }
+  if (max_p > 32767) return weighted_sum_rows(p, v, ldv, count, dv, v_zero, acc);
+  const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * u32(sum_p));
+  const size_t groups = count / 8;
+  if (count % 8 == 0) return gather_columns<false>(p, v, ldv, groups, 0, dv, start, acc);
+  gather_columns<true>(p, v, ldv, groups, vctp16q(static_cast<uint32_t>(count % 8)), dv, start, acc);
 }
 
 // ---------------------------------------------------------------- requantize

@@ -131,4 +131,9 @@ struct AttendBlock {
 // none of the ones compiled). kDefault resolves to the build's default port.
 const KernelsF32* kernels_f32(Port port);
 
+// The build's default port's table (kernels_f32(Port::kDefault)), bound at
+// compile time: an image that reaches tables only through this links no
+// other port's kernels (Attention<S> called without Options).
+const KernelsF32* default_kernels_f32();
+
 }  // namespace tinyattn

@@ -60,4 +60,8 @@ struct KernelsI8 {
 // in. kDefault resolves to the build's default port.
 const KernelsI8* kernels_i8(Port port);
 
+// kernels_i8(Port::kDefault) bound at compile time: an image that reaches the
+// int8 tables only through this (AttentionI8) links no other port's kernels.
+const KernelsI8* default_kernels_i8();
+
 }  // namespace tinyattn
