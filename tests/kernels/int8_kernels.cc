@@ -219,7 +219,12 @@ TA_CASE("int8 kernels: probabilities are the rounded quotients, exactly") {
     const KernelsI8& k = *kernels_i8(pl.ports[pi]);
     size_t bad = 0, overrun = 0;
     Rng rng(13);
-    for (int trial = 0; trial < 5; ++trial)
+    // Trials 0-4: one 2^30 (the row maximum), the rest anywhere below, from
+    // tiny to equal. Trial 5: every e below 2^12, so the sum is below 2^23,
+    // where the ports divide instead of using the reciprocal. Trial 6: the
+    // contract's sums up to n 2^30 that are not the row's own sum, every bit
+    // length of the reciprocal's range that n allows.
+    for (int trial = 0; trial < 7; ++trial)
       for (size_t n = 1; n <= kMaxLen; ++n) {
         Arena::Scope scope;
         auto e = guarded(n);
@@ -227,11 +232,18 @@ TA_CASE("int8 kernels: probabilities are the rounded quotients, exactly") {
         if (!e.base || !p.base) TA_IGNORE("arena too small");
         int64_t sum = 0;
         for (size_t j = 0; j < n; ++j) {
-          // One 2^30 (the row maximum), the rest anywhere below, from tiny to equal.
-          const int64_t top = trial == 0 ? 4 : (trial == 1 ? (int64_t{1} << 30) : (int64_t{1} << (10 + 5 * trial)));
-          e.data()[j] = j == n / 2 ? (1 << 30) : static_cast<int32_t>(random_below(rng, top + 1));
+          const int64_t top = trial == 0   ? 4
+                              : trial == 1 ? (int64_t{1} << 30)
+                              : trial == 5 ? (int64_t{1} << 12)
+                                           : (int64_t{1} << (10 + 5 * (trial % 5)));
+          e.data()[j] = j == n / 2 && trial != 5 ? (1 << 30) : static_cast<int32_t>(random_below(rng, top + 1));
           if (trial == 4 && j % 3 == 0) e.data()[j] = 1 << 30;  // ties: quotients at .5
           sum += e.data()[j];
+        }
+        if (sum == 0) sum = 1;  // 0 < sum (all e were 0: every p is 0)
+        if (trial == 6) {
+          const int64_t most = static_cast<int64_t>(n) << 30;
+          sum += random_below(rng, most - sum + 1);
         }
         k.probabilities(e.data(), n, sum, p.data());
         for (size_t j = 0; j < n; ++j)

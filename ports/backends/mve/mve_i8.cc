@@ -434,49 +434,6 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 
 // ---------------------------------------------------------------- probabilities
 
-// floor((u1 2^32 + u0) / v) for v >= 2^31 and u1 < v (the quotient fits 32
-// bits) in two 16-bit digit steps of 32-bit UDIV (Hacker's Delight, divlu):
-// the 64-bit library division costs about 50 instructions.
-inline uint32_t div_64_32(uint32_t u1, uint32_t u0, uint32_t v) {
-  const uint32_t vn1 = v >> 16, vn0 = v & 0xffffu;
-  const uint32_t un1 = u0 >> 16, un0 = u0 & 0xffffu;
-  uint32_t q1 = u1 / vn1, rhat = u1 - q1 * vn1;
-  while (q1 > 0xffffu || q1 * vn0 > ((rhat << 16) | un1)) {
-    --q1;
-    rhat += vn1;
-    if (rhat > 0xffffu) break;
-  }
-  const uint32_t un21 = (u1 << 16) + un1 - q1 * v;  // modulo 2^32: the true value is below v
-  uint32_t q0 = un21 / vn1;
-  rhat = un21 - q0 * vn1;
-  while (q0 > 0xffffu || q0 * vn0 > ((rhat << 16) | un0)) {
-    --q0;
-    rhat += vn1;
-    if (rhat > 0xffffu) break;
-  }
-  return (q1 << 16) | q0;
-}
-
-// reciprocal_q15 (int8_fixed.h) with its division
-//   r = floor((2^(bt+31) - 1) / st) = floor((2^63 - 2^(32-bt)) / (st 2^(32-bt)))
-// done by div_64_32 (st 2^(32-bt) >= 2^31): the same r.
-inline ReciprocalQ15 reciprocal_q15_udiv(int64_t sum) {
-  ReciprocalQ15 q{};
-  q.s = static_cast<uint64_t>(sum);
-  q.half = q.s >> 1;
-  const int b = 64 - __builtin_clzll(q.s);
-  q.exact = b >= 24 && b <= 46;
-  if (!q.exact) return q;
-  const int t = b > 32 ? b - 32 : 0;
-  const int bt = b - t;  // 24..32
-  const uint32_t st = static_cast<uint32_t>(q.s >> t);
-  const int k = 32 - bt;  // 0..8
-  q.r = div_64_32(0x7fffffffu, 0u - (uint32_t{1} << k), st << k);
-  q.sh = b - 16;
-  q.round = (uint32_t{1} << (q.sh - 1)) - (uint32_t{1} << (q.sh - 7));
-  return q;
-}
-
 // With est = floor(estimate) (p or p - 1, int8_fixed.h), p = est + 1 exactly
 // when (est + 1) S <= e 2^15 + floor(S/2), i.e. (2 est + 1) S + (S & 1) <= e 2^16.
 // Split S = S1 2^16 + S0 (S0 < 2^16); B <= k 2^16 iff ceil(B / 2^16) <= k, so
@@ -488,9 +445,9 @@ inline ReciprocalQ15 reciprocal_q15_udiv(int64_t sum) {
 // S < 2^46 - 2^16, so Z in modular uint32 is exact. p = est - (~Z >> 31),
 // ~Z = S1 - 1 + 2 S1 est + t - e.
 void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const ReciprocalQ15 q = reciprocal_q15_udiv(sum);
+  const ReciprocalQ15 q = reciprocal_q15(sum);
   if (!q.exact) return reciprocal_divide(q, e, n, p);
-  // One division per row (div_64_32), none per key.
+  // One division per row (reciprocal_q15), none per key.
   const uint32_t round = q.round;
   const int32_t minus_sh = -q.sh;
   const uint32x4_t rv = vdupq_n_u32(q.r);
