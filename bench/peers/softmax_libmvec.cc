@@ -51,6 +51,19 @@ __m256 load_tail(const float* x, size_t rest) {
   return _mm256_load_ps(t);
 }
 
+// x[j] = exp(x[j] - shift) for j < n, a multiple of 16, two vectors per
+// step, their sums added to s0 and s1.
+void exp_pairs(float* x, size_t n, __m256 shift, __m256& s0, __m256& s1) {
+  for (size_t j = 0; j < n; j += 16) {
+    const __m256 e0 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift));
+    const __m256 e1 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), shift));
+    _mm256_storeu_ps(x + j, e0);
+    _mm256_storeu_ps(x + j + 8, e1);
+    s0 = _mm256_add_ps(s0, e0);
+    s1 = _mm256_add_ps(s1, e1);
+  }
+}
+
 }  // namespace
 
 // Two vectors per step in each pass, as the vectorised loop has.
@@ -66,14 +79,8 @@ void softmax_row_libmvec_direct(float* x, size_t n) {
   if (full < n) m1 = _mm256_max_ps(m1, load_tail(x + full, n - full));
   const __m256 mx = _mm256_set1_ps(hmax(_mm256_max_ps(m0, m1)));
   __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-  for (j = 0; j + 16 <= full; j += 16) {
-    const __m256 e0 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j), mx));
-    const __m256 e1 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), mx));
-    _mm256_storeu_ps(x + j, e0);
-    _mm256_storeu_ps(x + j + 8, e1);
-    s0 = _mm256_add_ps(s0, e0);
-    s1 = _mm256_add_ps(s1, e1);
-  }
+  j = full & ~size_t{15};
+  exp_pairs(x, j, mx, s0, s1);
   if (j < full) {
     const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j), mx));
     _mm256_storeu_ps(x + j, e);
@@ -93,16 +100,8 @@ void softmax_row_libmvec_direct(float* x, size_t n) {
 
 // The exp pass alone: x[j] = exp(x[j] - shift) and their sum, n a multiple of 16.
 float exp_shift_sum_libmvec_direct(float* x, size_t n, float shift) {
-  const __m256 sh = _mm256_set1_ps(shift);
   __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-  for (size_t j = 0; j + 16 <= n; j += 16) {
-    const __m256 e0 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j), sh));
-    const __m256 e1 = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), sh));
-    _mm256_storeu_ps(x + j, e0);
-    _mm256_storeu_ps(x + j + 8, e1);
-    s0 = _mm256_add_ps(s0, e0);
-    s1 = _mm256_add_ps(s1, e1);
-  }
+  exp_pairs(x, n & ~size_t{15}, _mm256_set1_ps(shift), s0, s1);
   return hsum(_mm256_add_ps(s0, s1));
 }
 
