@@ -131,9 +131,48 @@ TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
+  const float scale = effective_scale(d, o), softcap = detail::softcap_of(o);
+  if (!(detail::kFusedBlocksBuilt &&
+        detail::forward_fixed_extent(*kp, detail::fixed_extent(d.dk, d.dv), d, io, ws, mask, scale, softcap)))
+    detail::forward_validated(*kp, d, io, ws, mask, scale, softcap);
   if (io.scores) write_scores(*kp, d, io, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
+}
+
+bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
+                                  Workspace ws, const Mask& mask, float scale, float softcap) {
+  if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
+  bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
+  if (attend == nullptr || io.weights != nullptr || softcap != 0.0f || d.m > kKeyTile ||
+      mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
+    return false;
+  const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
+  if (r.empty()) return false;
+  float max[kBlockRows], sum[kBlockRows];
+  AttendBlock a;
+  a.ldq = a.ldk = a.dk = d.dk;
+  a.ldv = a.ldy = a.dv = d.dv;
+  a.count = r.size();
+  a.scale = scale;
+  a.s = detail::workspace_floats(ws);  // rows of the plain path's scores (forward_workspace_bytes)
+  a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
+  a.max = max;
+  a.sum = sum;
+  for (size_t h = 0; h < d.hq; ++h) {
+    const size_t kv_head = h / d.group();
+    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
+    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
+    for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
+      const size_t idx = h * d.n + i0;
+      a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+      a.q = io.q + idx * d.dk;
+      a.y = io.y + idx * d.dv;
+      if (!attend(a)) return false;
+      if (io.lse)
+        for (size_t row = 0; row < a.rows; ++row) io.lse[idx + row] = detail::log_sum_exp(max[row], sum[row]);
+    }
+  }
+  return true;
 }
 
 template <bool kKeyTiles>

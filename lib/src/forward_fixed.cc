@@ -1,7 +1,7 @@
 // Attention<S>'s forward on its std::arrays (attention.h): the checks a call
 // can still fail once the shape and the arrays are types, then the
 // validated forward.
-#include "detail.h"
+#include "forward_core.h"
 #include "tinyattn/attention.h"
 
 namespace tinyattn {
@@ -31,16 +31,19 @@ TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspa
 
 template <bool kKeyTiles>
 Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
-                             Status arrays) {
+                             Status arrays, int extent) {
   const KernelsF32* kern = nullptr;
   if (Status s = check_fixed(d, io, ws, mask, o, arrays, &kern); s != Status::kOk) return s;
-  forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  const float scale = effective_scale(d, o), softcap = softcap_of(o);
+  // Without a port that has fused kernels (the boards) the branch is gone at compile time.
+  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, scale, softcap)))
+    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, scale, softcap);
   return Status::kOk;
 }
 
 template Status detail::forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                            Status);
+                                            Status, int);
 template Status detail::forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                             Status);
+                                             Status, int);
 
 }  // namespace tinyattn
