@@ -149,15 +149,10 @@ bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims
   const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
   if (r.empty()) return false;
   float max[kBlockRows], sum[kBlockRows];
-  AttendBlock a;
-  a.ldq = a.ldk = a.dk = d.dk;
-  a.ldv = a.ldy = a.dv = d.dv;
-  a.count = r.size();
-  a.scale = scale;
-  a.s = detail::workspace_floats(ws);  // rows of the plain path's scores (forward_workspace_bytes)
-  a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
-  a.max = max;
-  a.sum = sum;
+  // q, y and rows change per block; the scores go to the plain path's rows (forward_workspace_bytes).
+  AttendBlock a{io.q, d.dk, kBlockRows, io.k, d.dk, io.v, d.dv, r.size(), d.dk, d.dv, scale, nullptr,
+                detail::workspace_floats(ws), align_up(d.m, kWorkspaceAlign / sizeof(float)), io.y, d.dv, max, sum,
+                nullptr, 0};
   for (size_t h = 0; h < d.hq; ++h) {
     const size_t kv_head = h / d.group();
     a.k = io.k + (kv_head * d.m + r.lo) * d.dk;

@@ -755,15 +755,89 @@ bool AttendBlockKernel(const AttendBlock& b) {
   }
 }
 
+#if HWY_TARGET == HWY_AVX2
+// A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),
+// Dk and Dv constants: each row's scores stay in registers, one lane per key
+// (eight dot products, then one transpose-add, Sum8), through the max, exp
+// and sum; only the exponentials go to the stack for the P.V tile. The
+// composed kernel writes scores as 1 to 3 keys' pieces and loads them back
+// as vectors, a store-to-load forwarding stall per piece on the path of
+// every short row. The same semantics as AttendRows (declines included);
+// its sums may round differently (a key's score is one Sum8 lane here).
+template <size_t R, size_t kGroups>
+HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr size_t N = 8;
+  const D d;
+  const size_t count = b.count;
+  V sc[R][kGroups];
+  for (size_t r = 0; r < R; ++r) {
+    const float* q = b.q + r * b.ldq;
+    for (size_t g = 0; g < kGroups; ++g) {
+      V acc[N];
+      const float* kj[N];
+      for (size_t j = 0; j < N; ++j) {  // keys past count: the last key's row, masked below
+        const size_t key = g * N + j < count ? g * N + j : count - 1;
+        kj[j] = b.k + key * b.ldk;
+        acc[j] = hn::Zero(d);
+      }
+      for (size_t c = 0; c < dk; c += N) {
+        const V qv = InRegister(hn::LoadU(d, q + c));
+        for (size_t j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, hn::LoadU(d, kj[j] + c), acc[j]);
+      }
+      V x = hn::Mul(Sum8(d, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), hn::Set(d, b.scale));
+      if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
+      sc[r][g] = x;
+    }
+  }
+  HWY_ALIGN float p[R][kGroups * N];
+  bool ok = true;
+  float inv[kBlockRows];
+  for (size_t r = 0; r < R; ++r) {
+    V m = sc[r][0];
+    for (size_t g = 1; g < kGroups; ++g) m = hn::Max(m, sc[r][g]);
+    m = BroadcastMax(d, m);
+    V a = hn::Zero(d);
+    for (size_t g = 0; g < kGroups; ++g) {
+      const V e = ExpNonPositive(d, hn::Sub(sc[r][g], m));
+      hn::Store(e, d, p[r] + g * N);
+      a = hn::Add(a, e);
+    }
+    const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
+    ok &= mx > -kInf && mx < kInf && sum >= 1.0f;
+    b.max[r] = mx;
+    b.sum[r] = sum;
+    inv[r] = 1.0f / sum;
+  }
+  if (!ok) return false;
+  WeightedSumBlockImpl(&p[0][0], kGroups * N, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
+  return OutputsFinite<R>(d, b.y, b.ldy, dv);
+}
+
+template <size_t R>
+HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
+  if (b.own == nullptr && b.kt == nullptr) {
+    if (b.count <= 8) return AttendFew<R, 1>(b, dk, dv);
+    if (b.count <= 16) return AttendFew<R, 2>(b, dk, dv);
+  }
+  return AttendRows<R, true>(b, dk, dv);
+}
+#else
+template <size_t R>
+HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
+  return AttendRows<R, true>(b, dk, dv);
+}
+#endif
+
 // attend_block for Dk = kDk, Dv = kDv (KernelsF32::attend_fixed): fixed trip
 // counts, the tiles unrolled.
 template <size_t kDk, size_t kDv>
 bool AttendFixed(const AttendBlock& b) {
   switch (b.rows) {
-    case 1: return AttendRows<1, true>(b, kDk, kDv);
-    case 2: return AttendRows<2, true>(b, kDk, kDv);
-    case 3: return AttendRows<3, true>(b, kDk, kDv);
-    default: return AttendRows<4, true>(b, kDk, kDv);
+    case 1: return AttendFixedRows<1>(b, kDk, kDv);
+    case 2: return AttendFixedRows<2>(b, kDk, kDv);
+    case 3: return AttendFixedRows<3>(b, kDk, kDv);
+    default: return AttendFixedRows<4>(b, kDk, kDv);
   }
 }
 

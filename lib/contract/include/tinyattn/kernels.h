@@ -93,8 +93,9 @@ struct KernelsF32 {
 
   // Optional (nullptr, or a null entry: attend_block): attend_block compiled
   // for fixed extents, entry detail::fixed_extent(dk, dv) (tinyattn/attention.h)
-  // for blocks of that Dk and Dv, with the same semantics, the same results
-  // and the same declines (tests/kernels/kernel_contract.cc holds them equal).
+  // for blocks of that Dk and Dv, with attend_block's semantics and declines
+  // (its sums may run in another order: results within the same bounds;
+  // tests/kernels/kernel_contract.cc holds each entry to both).
   // Attention<S> picks the entry at compile time and forward() from its dims;
   // the driver gives it whole calls whose rows all see the same keys and that
   // want no weights, scores or softcap.
