@@ -156,6 +156,8 @@ std::string small_shapes_table(const TimingConfig& cfg) {
       parts.push_back({port_label(p) + " forward()", make_tinyattn(prob, p)});
       parts.push_back({port_label(p) + " Attention<Shape> (compile-time API)", make_tinyattn_fixed(prob, p)});
       parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
+      if (std::unique_ptr<Forward> fixed = make_tinyattn_blocks(prob, p, true))
+        parts.push_back({port_label(p) + " fixed-extent block kernel alone", std::move(fixed)});
     }
     const std::vector<double> t = median_seconds_in_rounds(parts, false, cfg);
     const double fastest_peer = std::fmin(t[0], t[1]);
