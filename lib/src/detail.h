@@ -163,7 +163,7 @@ extern template void forward_validated<false>(const KernelsF32&, const Dims&, co
 // logit or output not finite): the caller then runs forward_validated, which
 // writes every output again.
 bool forward_fixed_extent(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
-                          const Mask& mask, float scale, float softcap);
+                          const Mask& mask, const Options& o);
 
 // forward_i8() after validation, on an explicit int8 kernel table: forward_i8()
 // calls it with the port's table, the int8 self-test with the table under test.

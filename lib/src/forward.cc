@@ -131,26 +131,28 @@ TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const float scale = effective_scale(d, o), softcap = detail::softcap_of(o);
-  if (!(detail::kFusedBlocksBuilt &&
-        detail::forward_fixed_extent(*kp, detail::fixed_extent(d.dk, d.dv), d, io, ws, mask, scale, softcap)))
-    detail::forward_validated(*kp, d, io, ws, mask, scale, softcap);
+  const int extent = detail::fixed_extent(d.dk, d.dv);
+  if (!(detail::kFusedBlocksBuilt && detail::forward_fixed_extent(*kp, extent, d, io, ws, mask, o)))
+    detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
   if (io.scores) write_scores(*kp, d, io, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
 }
 
-bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
-                                  Workspace ws, const Mask& mask, float scale, float softcap) {
+// A frame of its own: inlined into forward(), its block arguments sat under
+// forward_validated's frames (the board stack bound, docs/hardening.md).
+TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d,
+                                                    const ForwardIo& io, Workspace ws, const Mask& mask,
+                                                    const Options& o) {
   if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
   bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
-  if (attend == nullptr || io.weights != nullptr || softcap != 0.0f || d.m > kKeyTile ||
+  if (attend == nullptr || io.weights != nullptr || o.softcap || d.m > kKeyTile ||
       mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
     return false;
   const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
   if (r.empty()) return false;
   float max[kBlockRows], sum[kBlockRows];
   // q, y and rows change per block; the scores go to the plain path's rows (forward_workspace_bytes).
-  AttendBlock a{io.q, d.dk, kBlockRows, io.k, d.dk, io.v, d.dv, r.size(), d.dk, d.dv, scale, nullptr,
+  AttendBlock a{io.q, d.dk, kBlockRows, io.k, d.dk, io.v, d.dv, r.size(), d.dk, d.dv, effective_scale(d, o), nullptr,
                 detail::workspace_floats(ws), align_up(d.m, kWorkspaceAlign / sizeof(float)), io.y, d.dv, max, sum,
                 nullptr, 0};
   for (size_t h = 0; h < d.hq; ++h) {

@@ -34,10 +34,9 @@ Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, c
                              Status arrays, int extent) {
   const KernelsF32* kern = nullptr;
   if (Status s = check_fixed(d, io, ws, mask, o, arrays, &kern); s != Status::kOk) return s;
-  const float scale = effective_scale(d, o), softcap = softcap_of(o);
   // Without a port that has fused kernels (the boards) the branch is gone at compile time.
-  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, scale, softcap)))
-    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, scale, softcap);
+  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, o)))
+    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
   return Status::kOk;
 }
 

@@ -175,9 +175,10 @@ Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
   g_fixed_calls = 0;
   const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
   const tinyattn::Workspace ws{p.workspace, tinyattn::forward_workspace_bytes(p.d, true)};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(p.d.dk));
+  tinyattn::Options o;
+  if (softcap != 0.0f) o.softcap = softcap;
   const bool taken = tinyattn::detail::forward_fixed_extent(
-      counted, tinyattn::detail::fixed_extent(p.d.dk, p.d.dv), p.d, io, ws, mask, scale, softcap);
+      counted, tinyattn::detail::fixed_extent(p.d.dk, p.d.dv), p.d, io, ws, mask, o);
   return {taken, g_fixed_calls};
 }
 
