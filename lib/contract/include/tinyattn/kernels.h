@@ -98,7 +98,7 @@ struct KernelsF32 {
   // tests/kernels/kernel_contract.cc holds each entry to both).
   // Attention<S> picks the entry at compile time and forward() from its dims;
   // the driver gives it whole calls whose rows all see the same keys and that
-  // want no weights, scores or softcap.
+  // want no weights or softcap (ForwardIo::scores, a pass of its own, may be asked).
   bool (*const* attend_fixed)(const AttendBlock& b) = nullptr;
 };
 
