@@ -82,27 +82,19 @@ table="$OUT/insns.md"
     m55v=$(cost m55 mve $shape)
     echo "| $(dims $shape) | $m55s | $m55n | $m55v | $(ratio "$m55s" "$m55v")x | $(ratio "$m55n" "$m55v")x |"
   done
-  # The compile-time API (Attention<Shape>, whose dims are checked at
-  # compile time) against the run-time forward() of the same shape.
-  echo
-  echo "| shape (N,M,Dk,Dv) | board, port | forward() | Attention<Shape> | saved per call |"
-  echo "|---|---|---:|---:|---:|"
-  for shape in 16 32; do
-    dims=$(dims $shape)
-    for bp in "m4 scalar" "m55 mve"; do
-      # shellcheck disable=SC2086
-      set -- $bp
-      fixed=$(cost "$1" "$2" $shape)
-      runtime=$(cost "$1" "$2" $shape runtime)
-      echo "| $dims | $1 $2 | $runtime | $fixed | $((runtime - fixed)) |"
-    done
-  done
   # The power-on self-test (nothing printed), per board and port.
   echo
   echo "| self-test | M4F scalar | M4F dsp | M7 dsp | M33 dsp | M55 scalar | M55 mve |"
   echo "|---|---:|---:|---:|---:|---:|---:|"
   echo "| tinyattn::selftest() | $(cost m4 scalar selftest) | $(cost m4 dsp selftest) | $(cost m7 dsp selftest) | $(cost m33f dsp selftest) | $(cost m55 scalar selftest) | $(cost m55 mve selftest) |"
 } >"$table"
+# The compile-time API (Attention<Shape>, whose dims are checked at compile
+# time) against the run-time forward() of the same shape.
+"$ROOT/bench/board/count_api.sh" "$OUT" >/dev/null
+{
+  echo
+  cat "$OUT/insns_api.md"
+} >>"$table"
 cat "$table"
 
 # Where the instructions go: per-function attribution of the (32,32,32,32)

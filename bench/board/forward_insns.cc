@@ -3,8 +3,8 @@
 // prints the same checksum line; with run=0 it skips the forward call, so
 // insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_insns <shape: 16|32|64|selftest> <port: scalar|dsp|mve> <run: 0|1> [api: fixed|runtime]
-//   16 -> (N, M, Dk, Dv) = (16, 16, 32, 32);  32 -> (32, 32, 32, 32);  64 -> (64, 64, 64, 64);
+//   forward_insns <shape: 8|16|32|64|selftest> <port: scalar|dsp|mve> <run: 0|1> [api: fixed|runtime]
+//   8 -> (N, M, Dk, Dv) = (8, 8, 16, 16);  16 -> (16, 16, 32, 32);  32 -> (32, 32, 32, 32);  64 -> (64, 64, 64, 64);
 //   selftest -> one tinyattn::selftest() of that port, printing nothing;
 //   api: the compile-time Attention<Shape> on its std::arrays (default) or
 //   the run-time tinyattn::forward()
@@ -18,10 +18,12 @@
 
 namespace {
 
+using Tiny = tinyattn::Attention<tinyattn::Shape<8, 8, 16, 16>>;
 using Small = tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>>;
 using Large = tinyattn::Attention<tinyattn::Shape<32, 32, 32, 32>>;
 using Huge = tinyattn::Attention<tinyattn::Shape<64, 64, 64, 64>>;
 
+Tiny tiny;
 Small small;
 Large large;
 Huge huge;
@@ -35,6 +37,10 @@ Large::Q large_q;
 Large::K large_k;
 Large::V large_v;
 Large::Y large_y;
+Tiny::Q tiny_q;
+Tiny::K tiny_k;
+Tiny::V tiny_v;
+Tiny::Y tiny_y;
 Small::Q small_q;
 Small::K small_k;
 Small::V small_v;
@@ -56,9 +62,10 @@ void fill(float* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_insns 16|32|64|selftest scalar|dsp|mve CALLS [fixed|runtime]\n");
+    board_write("usage: forward_insns 8|16|32|64|selftest scalar|dsp|mve CALLS [fixed|runtime]\n");
     return 2;
   }
+  const bool is_tiny = std::strcmp(argv[1], "8") == 0;
   const bool is_small = std::strcmp(argv[1], "16") == 0;
   const bool is_huge = std::strcmp(argv[1], "64") == 0;
   const bool is_selftest = std::strcmp(argv[1], "selftest") == 0;
@@ -72,6 +79,10 @@ int main(int argc, char** argv) {
   fill(v.data(), v.size(), 3);
   std::memset(y.data(), 0, sizeof y);
 
+  std::memcpy(tiny_q.data(), q.data(), sizeof tiny_q);
+  std::memcpy(tiny_k.data(), k.data(), sizeof tiny_k);
+  std::memcpy(tiny_v.data(), v.data(), sizeof tiny_v);
+  std::memset(tiny_y.data(), 0, sizeof tiny_y);
   std::memcpy(small_q.data(), q.data(), sizeof small_q);
   std::memcpy(small_k.data(), k.data(), sizeof small_k);
   std::memcpy(small_v.data(), v.data(), sizeof small_v);
@@ -87,9 +98,11 @@ int main(int argc, char** argv) {
       status = tinyattn::selftest(&report, options.port);
       if (status == tinyattn::Status::kOk && !report.passed()) status = tinyattn::Status::kUnsupported;
     } else if (runtime_api) {
-      const tinyattn::Dims dims = is_small ? Small::dims : is_huge ? Huge::dims : Large::dims;
+      const tinyattn::Dims dims = is_tiny ? Tiny::dims : is_small ? Small::dims : is_huge ? Huge::dims : Large::dims;
       status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
                                  {workspace, sizeof workspace}, {}, options);
+    } else if (is_tiny) {
+      status = tiny(tiny_q, tiny_k, tiny_v, tiny_y, {}, nullptr, options);
     } else if (is_small) {
       status = small(small_q, small_k, small_v, small_y, {}, nullptr, options);
     } else if (is_huge) {
@@ -98,8 +111,9 @@ int main(int argc, char** argv) {
       status = large(large_q, large_k, large_v, large_y, {}, nullptr, options);
     }
   }
+  if (is_tiny && !runtime_api) std::memcpy(y.data(), tiny_y.data(), sizeof tiny_y);
   if (is_small && !runtime_api) std::memcpy(y.data(), small_y.data(), sizeof small_y);
-  if (!is_small && !is_huge && !runtime_api) std::memcpy(y.data(), large_y.data(), sizeof large_y);
+  if (!is_tiny && !is_small && !is_huge && !runtime_api) std::memcpy(y.data(), large_y.data(), sizeof large_y);
   uint32_t sum = 0;
   for (float f : y) {
     uint32_t bits;

@@ -195,8 +195,8 @@ class TinyattnSoftmax : public Forward {
 
 class TinyattnBlocks : public Forward {
  public:
-  TinyattnBlocks(const Problem& p, const tinyattn::KernelsF32& k)
-      : p_(p), k_(k), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_) {
+  TinyattnBlocks(const Problem& p, bool (*attend)(const tinyattn::AttendBlock&))
+      : p_(p), attend_(attend), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_) {
     y_.resize(p.n * p.dv);
   }
   void run() override {
@@ -221,14 +221,14 @@ class TinyattnBlocks : public Forward {
       b.ldy = p.dv;
       b.max = max;
       b.sum = sum;
-      ok_ &= k_.attend_block(b);
+      ok_ &= attend_(b);
     }
   }
   bool ok() const { return ok_; }
 
  private:
   const Problem& p_;
-  const tinyattn::KernelsF32& k_;
+  bool (*attend_)(const tinyattn::AttendBlock&);
   size_t lds_;
   AlignedFloats s_;
   bool ok_ = true;
@@ -236,10 +236,16 @@ class TinyattnBlocks : public Forward {
 
 }  // namespace
 
-std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port) {
+std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port, bool fixed) {
   const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
   if (!k || !k->attend_block) return nullptr;
-  auto b = std::make_unique<TinyattnBlocks>(p, *k);
+  bool (*attend)(const tinyattn::AttendBlock&) = k->attend_block;
+  if (fixed) {
+    const int e = tinyattn::detail::fixed_extent(p.dk, p.dv);
+    if (e < 0 || !k->attend_fixed || !k->attend_fixed[e]) return nullptr;
+    attend = k->attend_fixed[e];
+  }
+  auto b = std::make_unique<TinyattnBlocks>(p, attend);
   b->run();
   if (!b->ok()) return nullptr;  // a block the kernel declines: not this bench's inputs
   return b;

@@ -265,22 +265,57 @@ std::string softmax_table(const TimingConfig& cfg) {
   return sm.str();
 }
 
+// At the small shapes: the run-time and compile-time APIs, and the block
+// kernels alone, against the fastest peer: the last is the most the
+// forward could gain without its checks and loops.
+std::string small_shapes_table(const TimingConfig& cfg) {
+  std::ostringstream bd;
+  bd << "\n| shape (N,M,Dk,Dv) | part | time | speed vs fastest peer |\n|---|---|---:|---:|\n";
+  for (const Shape& s : {Shape{8, 8, 16, 16}, Shape{16, 16, 32, 32}}) {
+    Problem prob(s.n, s.m, s.dk, s.dv);
+    std::vector<Part> parts;
+    parts.push_back({"Eigen 3.4 forward", make_eigen(prob)});
+    parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
+    for (tinyattn::Port p : tinyattn::kAllPorts) {
+      std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
+      if (!blocks) continue;
+      parts.push_back({port_label(p) + " forward()", make_tinyattn(prob, p)});
+      parts.push_back({port_label(p) + " Attention<Shape> (compile-time API)", make_tinyattn_fixed(prob, p)});
+      parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
+      if (std::unique_ptr<Forward> fixed = make_tinyattn_blocks(prob, p, true))
+        parts.push_back({port_label(p) + " fixed-extent block kernel alone", std::move(fixed)});
+    }
+    const std::vector<double> t = median_seconds_in_rounds(parts, false, cfg);
+    const double fastest_peer = std::fmin(t[0], t[1]);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      char line[256];
+      std::snprintf(line, sizeof line, "| %s | %s | %.3f us | %.2fx |\n", shape_name(s).c_str(),
+                    parts[i].name.c_str(), t[i] * 1e6, fastest_peer / t[i]);
+      bd << line;
+    }
+  }
+  return bd.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   TimingConfig cfg;
   std::string out_dir = ".";
   bool softmax_only = false;
+  bool small_only = false;  // only the small shapes' API table (a quick look at per-call overhead)
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       cfg.repetitions = 5;
       cfg.min_sample_s = 1e-3;
     } else if (std::strcmp(argv[i], "--softmax") == 0) {
       softmax_only = true;
+    } else if (std::strcmp(argv[i], "--small") == 0) {
+      small_only = true;
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_dir = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--out DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--small] [--out DIR]\n", argv[0]);
       return 2;
     }
   }
@@ -289,6 +324,10 @@ int main(int argc, char** argv) {
     std::printf("Measured %s on %s, pinned to CPU %d, %d repetitions (medians).\n", today().c_str(),
                 machine_line().c_str(), cpu, cfg.repetitions);
     std::fputs(softmax_table(cfg).c_str(), stdout);
+    return 0;
+  }
+  if (small_only) {
+    std::fputs(small_shapes_table(cfg).c_str(), stdout);
     return 0;
   }
   std::ostringstream md;
@@ -439,31 +478,7 @@ int main(int argc, char** argv) {
                   round_peak);
     bd << line;
   }
-  // At the small shapes: the run-time and compile-time APIs, and the block
-  // kernels alone, against the fastest peer: the last is the most the
-  // forward could gain without its checks and loops.
-  bd << "\n| shape (N,M,Dk,Dv) | part | time | speed vs fastest peer |\n|---|---|---:|---:|\n";
-  for (const Shape& s : {Shape{8, 8, 16, 16}, Shape{16, 16, 32, 32}}) {
-    Problem prob(s.n, s.m, s.dk, s.dv);
-    std::vector<Part> parts;
-    parts.push_back({"Eigen 3.4 forward", make_eigen(prob)});
-    parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
-    for (tinyattn::Port p : tinyattn::kAllPorts) {
-      std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
-      if (!blocks) continue;
-      parts.push_back({port_label(p) + " forward()", make_tinyattn(prob, p)});
-      parts.push_back({port_label(p) + " Attention<Shape> (compile-time API)", make_tinyattn_fixed(prob, p)});
-      parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
-    }
-    const std::vector<double> t = median_seconds_in_rounds(parts, false, cfg);
-    const double fastest_peer = std::fmin(t[0], t[1]);
-    for (size_t i = 0; i < parts.size(); ++i) {
-      char line[256];
-      std::snprintf(line, sizeof line, "| %s | %s | %.3f us | %.2fx |\n", shape_name(s).c_str(),
-                    parts[i].name.c_str(), t[i] * 1e6, fastest_peer / t[i]);
-      bd << line;
-    }
-  }
+  bd << small_shapes_table(cfg);
   std::fputs(bd.str().c_str(), stdout);
   md << bd.str() << "\n";
 

@@ -159,6 +159,16 @@ extern template void forward_validated<true>(const KernelsF32&, const Dims&, con
 extern template void forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
                                               const Mask&, float, float);
 
+// The validated forward through the port's fixed-extent fused kernel
+// (KernelsF32::attend_fixed, entry `extent` = fixed_extent(Dk, Dv)), block by
+// block, where the call allows it: every row sees the same keys (no causal,
+// window or element mask), no weights output, no softcap, M within one key
+// tile. False where it does not, or where the kernel declined a block (a
+// logit or output not finite): the caller then runs forward_validated, which
+// writes every output again.
+bool forward_fixed_extent(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
+                          const Mask& mask, const Options& o);
+
 // forward_i8() after validation, on an explicit int8 kernel table: forward_i8()
 // calls it with the port's table, the int8 self-test with the table under test.
 void forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,

@@ -131,9 +131,45 @@ TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
+  const int extent = detail::fixed_extent(d.dk, d.dv);
+  if (!(detail::kFusedBlocksBuilt && detail::forward_fixed_extent(*kp, extent, d, io, ws, mask, o)))
+    detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
   if (io.scores) write_scores(*kp, d, io, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
+}
+
+// A frame of its own: inlined into forward(), its block arguments sat under
+// forward_validated's frames (the board stack bound, docs/hardening.md).
+TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d,
+                                                    const ForwardIo& io, Workspace ws, const Mask& mask,
+                                                    const Options& o) {
+  if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
+  bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
+  if (attend == nullptr || io.weights != nullptr || o.softcap || d.m > kKeyTile ||
+      mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
+    return false;
+  const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
+  if (r.empty()) return false;
+  float max[kBlockRows], sum[kBlockRows];
+  // q, y and rows change per block; the scores go to the plain path's rows (forward_workspace_bytes).
+  AttendBlock a{io.q, d.dk, kBlockRows, io.k, d.dk, io.v, d.dv, r.size(), d.dk, d.dv, effective_scale(d, o), nullptr,
+                detail::workspace_floats(ws), align_up(d.m, kWorkspaceAlign / sizeof(float)), io.y, d.dv, max, sum,
+                nullptr, 0};
+  for (size_t h = 0; h < d.hq; ++h) {
+    const size_t kv_head = h / d.group();
+    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
+    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
+    for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
+      const size_t idx = h * d.n + i0;
+      a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+      a.q = io.q + idx * d.dk;
+      a.y = io.y + idx * d.dv;
+      if (!attend(a)) return false;
+      if (io.lse)
+        for (size_t row = 0; row < a.rows; ++row) io.lse[idx + row] = detail::log_sum_exp(max[row], sum[row]);
+    }
+  }
+  return true;
 }
 
 template <bool kKeyTiles>

@@ -1,7 +1,7 @@
 // Attention<S>'s forward on its std::arrays (attention.h): the checks a call
 // can still fail once the shape and the arrays are types, then the
 // validated forward.
-#include "detail.h"
+#include "forward_core.h"
 #include "tinyattn/attention.h"
 
 namespace tinyattn {
@@ -31,32 +31,43 @@ TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspa
 
 }  // namespace
 
+namespace {
+
+// The checks on `table`, then the blocks: through the port's fixed-extent
+// kernels where the call allows them (without a port that has fused kernels,
+// the boards, that branch is gone at compile time), else the validated forward.
+template <bool kKeyTiles>
+Status run_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o, Status arrays,
+                 const KernelsF32* table, int extent) {
+  using namespace detail;
+  const KernelsF32* kern = nullptr;
+  if (Status s = check_fixed(d, io, ws, mask, o, arrays, table, &kern); s != Status::kOk) return s;
+  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, o)))
+    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  return Status::kOk;
+}
+
+}  // namespace
+
 template <bool kKeyTiles>
 Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
-                             Status arrays) {
-  const KernelsF32* kern = nullptr;
-  if (Status s = check_fixed(d, io, ws, mask, o, arrays, kernels_f32(o.port), &kern); s != Status::kOk) return s;
-  forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
-  return Status::kOk;
+                             Status arrays, int extent) {
+  return run_fixed<kKeyTiles>(d, io, ws, mask, o, arrays, kernels_f32(o.port), extent);
 }
 
 template <bool kKeyTiles>
 Status detail::forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
-                                          Status arrays) {
-  const KernelsF32* kern = nullptr;
-  const Options o{};
-  if (Status s = check_fixed(d, io, ws, mask, o, arrays, default_kernels_f32(), &kern); s != Status::kOk) return s;
-  forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
-  return Status::kOk;
+                                          Status arrays, int extent) {
+  return run_fixed<kKeyTiles>(d, io, ws, mask, Options{}, arrays, default_kernels_f32(), extent);
 }
 
 template Status detail::forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                            Status);
+                                            Status, int);
 template Status detail::forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                             Status);
+                                             Status, int);
 template Status detail::forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&,
-                                                         Status);
+                                                         Status, int);
 template Status detail::forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
-                                                          Status);
+                                                          Status, int);
 
 }  // namespace tinyattn

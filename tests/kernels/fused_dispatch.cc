@@ -6,6 +6,9 @@
 // workspace, so a build or driver change that loses one fails here instead of
 // silently running the slower composed path.
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
 
 #include "detail.h"
 #include "support.h"
@@ -28,6 +31,21 @@ void counting_scores_block_transposed(const float* q, size_t ldq, const float* k
                                       size_t dk, float scale, float* s, size_t lds) {
   ++g_transposed_calls;
   g_port->scores_block_transposed(q, ldq, kt, ldkt, count, dk, scale, s, lds);
+}
+
+size_t g_fixed_calls = 0;
+
+template <size_t kEntry>
+bool counting_attend_fixed(const tinyattn::AttendBlock& b) {
+  ++g_fixed_calls;
+  return g_port->attend_fixed[kEntry](b);
+}
+
+// The port's attend_fixed entries wrapped to count their calls (null where the port's are).
+template <size_t... kEntries>
+void count_fixed(const tinyattn::KernelsF32& table, bool (**out)(const tinyattn::AttendBlock&),
+                 std::index_sequence<kEntries...>) {
+  ((out[kEntries] = table.attend_fixed[kEntries] ? counting_attend_fixed<kEntries> : nullptr), ...);
 }
 
 struct Calls {
@@ -135,4 +153,122 @@ TA_CASE("forward: with Scratch::kTransposedKeys, every full block's scores come 
                  y.bound);
   });
   if (ports_with == 0) TA_IGNORE("no port in this build has scores_block_transposed");
+}
+
+namespace {
+
+bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+
+// forward_fixed_extent on the port's table with its attend_fixed entries
+// counted: whether it took the call, and how many blocks it gave the entry.
+struct Whole {
+  bool taken;
+  size_t calls;
+};
+Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask& mask, bool with_weights,
+            float softcap = 0.0f) {
+  bool (*entries[tinyattn::detail::kFixedExtents])(const tinyattn::AttendBlock&) = {};
+  count_fixed(table, entries, std::make_index_sequence<tinyattn::detail::kFixedExtents>());
+  tinyattn::KernelsF32 counted = table;
+  counted.attend_fixed = entries;
+  g_port = &table;
+  g_fixed_calls = 0;
+  const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
+  const tinyattn::Workspace ws{p.workspace, tinyattn::forward_workspace_bytes(p.d, true)};
+  tinyattn::Options o;
+  if (softcap != 0.0f) o.softcap = softcap;
+  const bool taken = tinyattn::detail::forward_fixed_extent(
+      counted, tinyattn::detail::fixed_extent(p.d.dk, p.d.dv), p.d, io, ws, mask, o);
+  return {taken, g_fixed_calls};
+}
+
+}  // namespace
+
+// The whole-call path of forward() and Attention<S> at the fixed extents:
+// which calls it takes (every block to the port's attend_fixed entry) and
+// which it leaves to the block driver, its outputs against the reference,
+// and, where a block holds an inf or NaN (the kernel declines), the block
+// driver's outputs to the bit.
+TA_CASE("forward: calls at the fixed extents without masks or weights go block by block to attend_fixed") {
+  using tinyattn::KernelsF32;
+  const size_t ports_with = for_ports_with(&KernelsF32::attend_fixed, [](tinyattn::Port port, size_t pi,
+                                                                        const KernelsF32& k) {
+    const tinyattn::Dims dims[] = {{8, 8, 16, 16}, {16, 16, 32, 32}, {9, 40, 8, 64, 4, 2}, {5, 7, 64, 8, 2, 2}};
+    for (const tinyattn::Dims& d : dims) {
+      Arena::Scope scope;
+      Problem p = make_problem(d, 900 + pi);
+      if (!p.ok) TA_IGNORE("the test arena cannot hold the problem");
+      const tinyattn::Mask taken[] = {tinyattn::Mask::none(), tinyattn::Mask::key_padding(static_cast<uint32_t>(d.m - 2))};
+      for (const tinyattn::Mask& mask : taken) {
+        const Whole w = whole(k, p, mask, false);
+        TA_CHECK_MSG(w.taken && w.calls == blocks_of(d), "%s (%zu,%zu,%zu,%zu): taken %d, %zu calls",
+                     tinyattn::port_name(port), d.n, d.m, d.dk, d.dv, w.taken, w.calls);
+        run_reference(p, mask);
+        const Result y = close(p.y, p.y_ref, d.y_elems(), kOutAtol * max_abs(p.v, d.v_elems()), kOutRtol);
+        TA_CHECK_MSG(y.ok, "%s: output %zu off by %g (bound %g)", tinyattn::port_name(port), y.index, y.worst,
+                     y.bound);
+        const Result l = close(p.lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+        TA_CHECK_MSG(l.ok, "%s: lse %zu off by %g", tinyattn::port_name(port), l.index, l.worst);
+      }
+      // Left to the block driver: masks that differ per row or per element, weights, softcap.
+      float* bias = alloc<float>(d.n * d.m);
+      if (!bias) TA_IGNORE("the test arena cannot hold the bias");
+      for (size_t x = 0; x < d.n * d.m; ++x) bias[x] = 0.0f;
+      TA_CHECK(!whole(k, p, tinyattn::Mask::causal_top_left(), false).taken);
+      TA_CHECK(!whole(k, p, tinyattn::Mask::sliding_window(1, 1, tinyattn::Align::kTopLeft), false).taken);
+      TA_CHECK(!whole(k, p, tinyattn::Mask::additive(bias), false).taken);
+      TA_CHECK(!whole(k, p, tinyattn::Mask::none(), true).taken);
+      TA_CHECK(!whole(k, p, tinyattn::Mask::none(), false, 5.0f).taken);
+      TA_CHECK(g_fixed_calls == 0);
+
+      // An inf or NaN in a block: declined, and forward() gives the block
+      // driver's outputs (a table without attend_fixed) to the bit.
+      float* y_fixed = alloc<float>(d.y_elems());
+      float* lse_fixed = alloc<float>(d.lse_elems());
+      if (!y_fixed || !lse_fixed) TA_IGNORE("the test arena cannot hold the outputs");
+      for (int what = 0; what < 3; ++what) {
+        Problem b = make_problem(d, 950 + pi);
+        if (!b.ok) TA_IGNORE("the test arena cannot hold the problem");
+        if (what == 0) b.v[(d.m / 2) * d.dv] = std::numeric_limits<float>::infinity();
+        if (what == 1) b.q[d.dk + 1] = std::numeric_limits<float>::quiet_NaN();
+        if (what == 2) b.q[0] = 3e38f, b.k[0] = 3e38f;
+        tinyattn::Options o;
+        o.port = port;
+        const tinyattn::Workspace ws{b.workspace, tinyattn::forward_workspace_bytes(d, true)};
+        TA_CHECK(tinyattn::forward(d, {b.q, b.k, b.v, y_fixed, nullptr, lse_fixed}, ws, {}, o) == tinyattn::Status::kOk);
+        KernelsF32 generic = k;
+        generic.attend_fixed = nullptr;
+        tinyattn::detail::forward_validated(generic, d, {b.q, b.k, b.v, b.y, nullptr, b.lse}, ws, {},
+                                            1.0f / std::sqrt(static_cast<float>(d.dk)), 0.0f);
+        TA_CHECK_MSG(same_bits(y_fixed, b.y, d.y_elems()) && same_bits(lse_fixed, b.lse, d.lse_elems()),
+                     "%s (%zu,%zu,%zu,%zu) non-finite case %d: forward() differs from the block driver",
+                     tinyattn::port_name(port), d.n, d.m, d.dk, d.dv, what);
+      }
+    }
+    // Attention<S> takes its entry from S at compile time: the same bits as forward().
+    using S = tinyattn::Shape<9, 12, 16, 32, 4, 2>;
+    static tinyattn::Attention<S> attn;
+    static typename tinyattn::Attention<S>::Q q;
+    static typename tinyattn::Attention<S>::K kk;
+    static typename tinyattn::Attention<S>::V v;
+    static typename tinyattn::Attention<S>::Y y;
+    static typename tinyattn::Attention<S>::Lse lse;
+    Rng rng(960 + pi);
+    rng.fill_normal(q.data(), q.size());
+    rng.fill_normal(kk.data(), kk.size());
+    rng.fill_normal(v.data(), v.size());
+    const tinyattn::Dims d = S::dims;
+    float* y2 = alloc<float>(d.y_elems());
+    float* lse2 = alloc<float>(d.lse_elems());
+    unsigned char* ws = alloc<unsigned char>(tinyattn::forward_workspace_bytes(d));
+    if (!y2 || !lse2 || !ws) TA_IGNORE("the test arena cannot hold the outputs");
+    tinyattn::Options o;
+    o.port = port;
+    TA_CHECK(attn(q, kk, v, y, lse, {}, nullptr, o) == tinyattn::Status::kOk);
+    TA_CHECK(tinyattn::forward(d, {q.data(), kk.data(), v.data(), y2, nullptr, lse2},
+                               {ws, tinyattn::forward_workspace_bytes(d)}, {}, o) == tinyattn::Status::kOk);
+    TA_CHECK_MSG(same_bits(y.data(), y2, d.y_elems()) && same_bits(lse.data(), lse2, d.lse_elems()),
+                 "%s: Attention<S> and forward() differ", tinyattn::port_name(port));
+  });
+  if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");
 }

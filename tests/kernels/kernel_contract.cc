@@ -342,6 +342,37 @@ struct BlockCase {
   }
 };
 
+// An accepted block's outputs, row maxima and sums against double precision
+// (counts of the entries off), and writes outside y's and s's rows.
+void check_block(BlockCase& c, size_t& bad_y, size_t& bad_stats, size_t& overrun) {
+  double s[70], terms[70];
+  for (size_t r = 0; r < c.rows; ++r) {
+    c.scores(r, s, terms);
+    const size_t lo = c.own[2 * r], hi = c.own[2 * r + 1];
+    const RowWant w = want_row(s, lo, hi);
+    double max_terms = 0.0;
+    for (size_t j = lo; j < hi; ++j) max_terms = std::fmax(max_terms, terms[j]);
+    const double s_tol = 4e-7 * max_terms * static_cast<double>(c.dk) + 1e-30;
+    if (std::fabs(c.max[r] - w.max) > s_tol) ++bad_stats;
+    // The scores' rounding moves every weight by up to exp(2 * s_tol).
+    const double rel = 2.0 * s_tol + 1e-5;
+    if (std::fabs(c.sum[r] - w.sum) > rel * w.sum) ++bad_stats;
+    for (size_t col = 0; col < c.dv; ++col) {
+      double want = 0.0, mag = 0.0;
+      for (size_t j = lo; j < hi; ++j) {
+        const double pj = std::exp(s[j] - w.max) / w.sum;
+        want += pj * c.v[j * c.ldv + col];
+        mag += pj * std::fabs(c.v[j * c.ldv + col]);
+      }
+      if (std::fabs(c.y.data()[r * c.ldy + col] - want) > 2.0 * rel * mag + 1e-30) ++bad_y;
+    }
+    for (size_t col = c.dv; col < c.ldy; ++col) overrun += c.y.data()[r * c.ldy + col] != kGuardValue;
+    for (size_t j = c.count; j < c.lds; ++j) overrun += c.s.data()[r * c.lds + j] != kGuardValue;
+  }
+  overrun += c.s.intact() ? 0 : 1;
+  overrun += c.y.intact() ? 0 : 1;
+}
+
 }  // namespace
 
 // The optional fused block, where a port has it: outputs, row max and sum
@@ -382,32 +413,7 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
                 ++declined;
                 continue;
               }
-              double s[70], terms[70];
-              for (size_t r = 0; r < rows; ++r) {
-                c.scores(r, s, terms);
-                const size_t lo = c.own[2 * r], hi = c.own[2 * r + 1];
-                const RowWant w = want_row(s, lo, hi);
-                double max_terms = 0.0;
-                for (size_t j = lo; j < hi; ++j) max_terms = std::fmax(max_terms, terms[j]);
-                const double s_tol = 4e-7 * max_terms * static_cast<double>(dk) + 1e-30;
-                if (std::fabs(c.max[r] - w.max) > s_tol) ++bad_stats;
-                // The scores' rounding moves every weight by up to exp(2 * s_tol).
-                const double rel = 2.0 * s_tol + 1e-5;
-                if (std::fabs(c.sum[r] - w.sum) > rel * w.sum) ++bad_stats;
-                for (size_t col = 0; col < dv; ++col) {
-                  double want = 0.0, mag = 0.0;
-                  for (size_t j = lo; j < hi; ++j) {
-                    const double pj = std::exp(s[j] - w.max) / w.sum;
-                    want += pj * c.v[j * c.ldv + col];
-                    mag += pj * std::fabs(c.v[j * c.ldv + col]);
-                  }
-                  if (std::fabs(c.y.data()[r * c.ldy + col] - want) > 2.0 * rel * mag + 1e-30) ++bad_y;
-                }
-                for (size_t col = dv; col < c.ldy; ++col) overrun += c.y.data()[r * c.ldy + col] != kGuardValue;
-                for (size_t j = count; j < c.lds; ++j) overrun += c.s.data()[r * c.lds + j] != kGuardValue;
-              }
-              overrun += c.s.intact() ? 0 : 1;
-              overrun += c.y.intact() ? 0 : 1;
+              check_block(c, bad_y, bad_stats, overrun);
             }
           }
     TA_CHECK(cases > 500);
@@ -444,4 +450,84 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
       }
   }
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_block");
+}
+
+// The fixed-extent kernels (KernelsF32::attend_fixed) are attend_block
+// compiled for one Dk and Dv: on the same block they return the same answer
+// (accepted or declined) and, when accepted, outputs, row maxima and sums
+// within attend_block's bounds against double precision, for every row count,
+// key counts around the vector widths, per-row key ranges, and blocks holding
+// a NaN query, an inf score, a row of -inf scores or an inf value (which both
+// must decline).
+TA_CASE("kernels: each attend_fixed entry equals attend_block on blocks of its Dk and Dv, declines included") {
+  Ports pl;
+  const size_t widths[] = {8, 16, 32, 64};
+  const size_t counts[] = {1, 3, 8, 9, 16, 17, 33};
+  size_t ports_with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.attend_fixed) continue;
+    TA_CHECK_MSG(k.attend_block != nullptr, "%s: attend_fixed without attend_block", k.port);
+    if (!k.attend_block) continue;
+    ++ports_with;
+    size_t entries = 0, cases = 0, finite = 0, accepted = 0, answer_differs = 0, bad_y = 0, bad_stats = 0, overrun = 0;
+    Rng rng(57);
+    for (size_t dk : widths)
+      for (size_t dv : widths) {
+        const int e = tinyattn::detail::fixed_extent(dk, dv);
+        TA_CHECK((e >= 0 && static_cast<size_t>(e) < tinyattn::detail::kFixedExtents));
+        bool (*const fixed)(const tinyattn::AttendBlock&) = k.attend_fixed[e];
+        if (!fixed) continue;
+        ++entries;
+        for (size_t rows = 1; rows <= tinyattn::kBlockRows; ++rows)
+          for (size_t count : counts)
+            for (int what = 0; what < 6; ++what) {  // 0: finite, 1: ranges, 2..5: a non-finite input
+              Arena::Scope scope;
+              BlockCase c = BlockCase::make(rows, count, dk, dv);
+              if (!c.ok()) TA_IGNORE("arena too small");
+              rng.fill_normal(c.q, rows * c.ldq, 2.0f);
+              rng.fill_normal(c.k, count * c.ldk);
+              rng.fill_normal(c.v, count * c.ldv);
+              for (size_t r = 0; r < rows; ++r) {
+                const size_t lo = what == 1 ? (r * 5) % count : 0;
+                c.own[2 * r] = lo;
+                c.own[2 * r + 1] = what == 1 ? lo + 1 + (r * 7 + count / 2) % (count - lo) : count;
+              }
+              const size_t bad = rng.next_u64() % rows;
+              float* qr = c.q + bad * c.ldq;
+              const float kHuge = 3e38f;
+              if (what == 2) qr[dk / 2] = std::numeric_limits<float>::quiet_NaN();
+              if (what == 3) qr[0] = kHuge, c.k[(count - 1) * c.ldk] = kHuge;
+              if (what == 4) {
+                for (size_t x = 0; x < dk; ++x) qr[x] = x == 0 ? kHuge : 0.0f;
+                for (size_t j = 0; j < count; ++j) c.k[j * c.ldk] = -kHuge;
+              }
+              if (what == 5) c.v[(count / 2) * c.ldv + dv - 1] = std::numeric_limits<float>::infinity();
+              const tinyattn::AttendBlock b{c.q,   c.ldq, rows,  c.k, c.ldk, c.v, c.ldv, count, dk, dv, 0.75f,
+                                            what == 1 ? c.own : nullptr, c.s.data(), c.lds, c.y.data(), c.ldy,
+                                            c.max, c.sum};
+              const bool want_ok = k.attend_block(b);
+              const bool got_ok = fixed(b);
+              ++cases;
+              finite += what < 2;
+              if (got_ok != want_ok) {
+                ++answer_differs;
+                continue;
+              }
+              if (!got_ok) continue;
+              ++accepted;
+              check_block(c, bad_y, bad_stats, overrun);
+            }
+      }
+    TA_CHECK_MSG(entries > 0, "%s: attend_fixed has no entry", k.port);
+    TA_CHECK_MSG(accepted == finite && cases == 3 * finite, "%s: %zu of %zu finite blocks accepted, %zu cases",
+                 k.port, accepted, finite, cases);  // and every non-finite one declined
+    TA_CHECK_MSG(answer_differs == 0, "%s/%s: %zu blocks accepted by one kernel and declined by the other", k.port,
+                 k.simd_target(), answer_differs);
+    TA_CHECK_MSG(bad_y == 0, "%s/%s: %zu fixed-extent outputs off", k.port, k.simd_target(), bad_y);
+    TA_CHECK_MSG(bad_stats == 0, "%s/%s: %zu row max or sum off", k.port, k.simd_target(), bad_stats);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside the block's rows and columns", k.port, k.simd_target(),
+                 overrun);
+  }
+  if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");
 }

@@ -168,6 +168,18 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
 float effective_scale(const Dims& d, const Options& o);
 
 namespace detail {
+// Extents the SIMD ports have fused kernels specialised for (fixed trip
+// counts, unrolled tiles; KernelsF32::attend_fixed): Dk and Dv each one of
+// 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1.
+inline constexpr size_t kFixedExtentWidths = 4;
+inline constexpr size_t kFixedExtents = kFixedExtentWidths * kFixedExtentWidths;
+constexpr int fixed_width_index(size_t w) { return w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : w == 64 ? 3 : -1; }
+constexpr int fixed_extent(size_t dk, size_t dv) {
+  return fixed_width_index(dk) < 0 || fixed_width_index(dv) < 0
+             ? -1
+             : fixed_width_index(dk) * static_cast<int>(kFixedExtentWidths) + fixed_width_index(dv);
+}
+
 // Attention<S>'s forward on its std::arrays: forward() without what S and
 // the object settle at compile time (the dims, the arrays' sizes and
 // alignment, the workspace, which no caller pointer reaches). It checks what
@@ -176,21 +188,25 @@ namespace detail {
 // arrays (kOk if none), where forward() would, and runs the validated
 // forward. kKeyTiles: whether the key-tiled path is linked in (false when
 // S's rows fit one tile), so an image holds only the code its shapes run.
+// extent: fixed_extent(S's Dk, Dv), chosen at compile time: which of the
+// port's fixed-extent kernels runs the call's blocks (-1: none fits).
 template <bool kKeyTiles>
 Status forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
-                     Status arrays);
+                     Status arrays, int extent);
 extern template Status forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                           Status);
+                                           Status, int);
 extern template Status forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                            Status);
+                                            Status, int);
 // forward_fixed() with default Options on the build's default port, bound at
 // compile time (default_kernels_f32): an image whose Attention<S> calls
 // pass no Options links no other port's kernels.
 template <bool kKeyTiles>
-Status forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, Status arrays);
-extern template Status forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, Status);
+Status forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, Status arrays,
+                                  int extent);
+extern template Status forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, Status,
+                                                        int);
 extern template Status forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
-                                                         Status);
+                                                         Status, int);
 }  // namespace detail
 
 // Compile-time shape, owning its workspace.
@@ -220,14 +236,14 @@ class Attention {
                     const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
     return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
-                                            arrays_fault(q, k, v, y, weights, nullptr));
+                                            arrays_fault(q, k, v, y, weights, nullptr), kExtent);
   }
   // Without Options: the default port, bound at compile time, so the image
   // links only that port's kernels.
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {}, Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
     return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
-                                                         arrays_fault(q, k, v, y, weights, nullptr));
+                                                         arrays_fault(q, k, v, y, weights, nullptr), kExtent);
   }
 
   // The same, also writing each query row's log-sum-exp (ForwardIo::lse), which
@@ -236,13 +252,13 @@ class Attention {
                     const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
     return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
-                                            arrays_fault(q, k, v, y, weights, &lse));
+                                            arrays_fault(q, k, v, y, weights, &lse), kExtent);
   }
   Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
                     Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
     return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
-                                                         arrays_fault(q, k, v, y, weights, &lse));
+                                                         arrays_fault(q, k, v, y, weights, &lse), kExtent);
   }
 
   // Pointer form, for tensors that live elsewhere (same layouts as forward()):
@@ -254,6 +270,7 @@ class Attention {
 
  private:
   static constexpr bool kKeyTiles = forward_uses_tiles(dims, false);
+  static constexpr int kExtent = detail::fixed_extent(dims.dk, dims.dv);
 
   static_assert(workspace_bytes >= forward_workspace_bytes(dims, true), "room for either forward path");
 

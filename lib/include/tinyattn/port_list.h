@@ -7,9 +7,9 @@
 //   X(enumerator, "name", fused, int8)
 //   enumerator  its Port value; append new ports (the values are ABI)
 //   name        port_name(), the tool's --port and the folder ports/backends/<name>
-//   fused       1: its table may set the optional attend_block and
-//               scores_block_transposed (the driver compiles its fused-block
-//               path only when a compiled port says 1)
+//   fused       1: its table may set the optional attend_block,
+//               attend_fixed and scores_block_transposed (the driver
+//               compiles their paths only when a compiled port says 1)
 //   int8        1: it has a KernelsI8 of its own (0: kernels_i8() gives it the
 //               scalar table)
 //

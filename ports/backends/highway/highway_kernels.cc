@@ -510,8 +510,10 @@ HWY_INLINE void ScoresTile(const float* const* q, const float* HWY_RESTRICT k, s
   if (kKeys == 3) StoreKey(d, e0, e1, e2, e3, scale, s[0], s[1], s[2], s[3], j + 2);
 }
 
-void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
-                 size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+// Inlined into the fixed-extent kernels (AttendFixed), where dk is a
+// constant: the Dk loops then have fixed trip counts and no tail.
+HWY_INLINE void ScoresBlockImpl(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k,
+                                size_t ldk, size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
   if (rows != kBlockRows) {
     for (size_t r = 0; r < rows; ++r) Scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
     return;
@@ -523,6 +525,11 @@ void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const flo
     for (; j + 3 <= count; j += 3) ScoresTile<3>(qr, k + j * ldk, ldk, dk, scale, sr, j);
   for (; j + 2 <= count; j += 2) ScoresTile<2>(qr, k + j * ldk, ldk, dk, scale, sr, j);
   if (j < count) ScoresTile<1>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+}
+
+void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
+                 size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  ScoresBlockImpl(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
 }
 
 // Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
@@ -594,8 +601,10 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
   }
 }
 
-void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,
-                      size_t count, size_t dv, const float* a, float* HWY_RESTRICT y, size_t ldy) {
+// Inlined, as ScoresBlockImpl, where dv is a constant.
+HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, size_t rows,
+                                     const float* HWY_RESTRICT v, size_t ldv, size_t count, size_t dv, const float* a,
+                                     float* HWY_RESTRICT y, size_t ldy) {
   if (rows != kBlockRows) {
     for (size_t r = 0; r < rows; ++r) WeightedSum(p + r * ldp, v, ldv, count, dv, a[r], y + r * ldy);
     return;
@@ -612,6 +621,11 @@ void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, cons
     c += N;
   }
   if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
+}
+
+void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,
+                      size_t count, size_t dv, const float* a, float* HWY_RESTRICT y, size_t ldy) {
+  WeightedSumBlockImpl(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
 }
 
 // Scores of a full block from the keys transposed: the weighted-sum tile with
@@ -659,16 +673,20 @@ HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size
 // interleaved (j outer, rows inner), which short rows (the small shapes'
 // case) need: a row at a time is bound by the latency of its reductions. No
 // NaN bookkeeping in the max (x86 max returns an operand): a NaN score makes
-// its row's sum NaN instead, which the check below catches.
-template <size_t R>
-HWY_INLINE bool AttendRows(const AttendBlock& b) {
+// its row's sum NaN instead, which the check below catches. kFixed: dk and
+// dv are the constants of a fixed-extent kernel, and the block products are
+// inlined for them (the same operations in the same order as the generic
+// kernel, so the same floats).
+template <size_t R, bool kFixed>
+HWY_INLINE bool AttendRows(const AttendBlock& b, size_t dk, size_t dv) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const D d;
   const size_t N = hn::Lanes(d);
   float* HWY_RESTRICT s = b.s;
   const size_t lds = b.lds, count = b.count, full = count - count % N, rest = count - full;
-  if (R == kBlockRows && b.kt) ScoresBlockTransposed(b.q, b.ldq, b.kt, b.ldkt, count, b.dk, b.scale, s, lds);
-  else ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, b.dk, b.scale, s, lds);
+  if (R == kBlockRows && b.kt) ScoresBlockTransposed(b.q, b.ldq, b.kt, b.ldkt, count, dk, b.scale, s, lds);
+  else if (kFixed) ScoresBlockImpl(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
+  else ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
   if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
     for (size_t r = 0; r < R; ++r) {
       float* sr = s + r * lds;
@@ -721,20 +739,115 @@ HWY_INLINE bool AttendRows(const AttendBlock& b) {
       },
       m0, m1, m2, m3, a0, a1, a2, a3);
   if (!ok) return false;
-  WeightedSumBlock(s, lds, R, b.v, b.ldv, count, b.dv, inv, b.y, b.ldy);
+  if (kFixed) WeightedSumBlockImpl(s, lds, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
+  else WeightedSumBlock(s, lds, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
   // An inf or NaN in V (a zero weight times inf is NaN): declined, the
   // driver's row kernels skip zero weights.
-  return OutputsFinite<R>(d, b.y, b.ldy, b.dv);
+  return OutputsFinite<R>(d, b.y, b.ldy, dv);
 }
 
 bool AttendBlockKernel(const AttendBlock& b) {
   switch (b.rows) {
-    case 1: return AttendRows<1>(b);
-    case 2: return AttendRows<2>(b);
-    case 3: return AttendRows<3>(b);
-    default: return AttendRows<4>(b);
+    case 1: return AttendRows<1, false>(b, b.dk, b.dv);
+    case 2: return AttendRows<2, false>(b, b.dk, b.dv);
+    case 3: return AttendRows<3, false>(b, b.dk, b.dv);
+    default: return AttendRows<4, false>(b, b.dk, b.dv);
   }
 }
+
+#if HWY_TARGET == HWY_AVX2
+// A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),
+// Dk and Dv constants: each row's scores stay in registers, one lane per key
+// (eight dot products, then one transpose-add, Sum8), through the max, exp
+// and sum; only the exponentials go to the stack for the P.V tile. The
+// composed kernel writes scores as 1 to 3 keys' pieces and loads them back
+// as vectors, a store-to-load forwarding stall per piece on the path of
+// every short row. The same semantics as AttendRows (declines included);
+// its sums may round differently (a key's score is one Sum8 lane here).
+template <size_t R, size_t kGroups>
+HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr size_t N = 8;
+  const D d;
+  const size_t count = b.count;
+  V sc[R][kGroups];
+  for (size_t r = 0; r < R; ++r) {
+    const float* q = b.q + r * b.ldq;
+    for (size_t g = 0; g < kGroups; ++g) {
+      V acc[N];
+      const float* kj[N];
+      for (size_t j = 0; j < N; ++j) {  // keys past count: the last key's row, masked below
+        const size_t key = g * N + j < count ? g * N + j : count - 1;
+        kj[j] = b.k + key * b.ldk;
+        acc[j] = hn::Zero(d);
+      }
+      for (size_t c = 0; c < dk; c += N) {
+        const V qv = InRegister(hn::LoadU(d, q + c));
+        for (size_t j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, hn::LoadU(d, kj[j] + c), acc[j]);
+      }
+      V x = hn::Mul(Sum8(d, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), hn::Set(d, b.scale));
+      if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
+      sc[r][g] = x;
+    }
+  }
+  HWY_ALIGN float p[R][kGroups * N];
+  bool ok = true;
+  float inv[kBlockRows];
+  for (size_t r = 0; r < R; ++r) {
+    V m = sc[r][0];
+    for (size_t g = 1; g < kGroups; ++g) m = hn::Max(m, sc[r][g]);
+    m = BroadcastMax(d, m);
+    V a = hn::Zero(d);
+    for (size_t g = 0; g < kGroups; ++g) {
+      const V e = ExpNonPositive(d, hn::Sub(sc[r][g], m));
+      hn::Store(e, d, p[r] + g * N);
+      a = hn::Add(a, e);
+    }
+    const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
+    ok &= mx > -kInf && mx < kInf && sum >= 1.0f;
+    b.max[r] = mx;
+    b.sum[r] = sum;
+    inv[r] = 1.0f / sum;
+  }
+  if (!ok) return false;
+  WeightedSumBlockImpl(&p[0][0], kGroups * N, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
+  return OutputsFinite<R>(d, b.y, b.ldy, dv);
+}
+
+template <size_t R>
+HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
+  if (b.own == nullptr && b.kt == nullptr) {
+    if (b.count <= 8) return AttendFew<R, 1>(b, dk, dv);
+    if (b.count <= 16) return AttendFew<R, 2>(b, dk, dv);
+  }
+  return AttendRows<R, true>(b, dk, dv);
+}
+#else
+template <size_t R>
+HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
+  return AttendRows<R, true>(b, dk, dv);
+}
+#endif
+
+// attend_block for Dk = kDk, Dv = kDv (KernelsF32::attend_fixed): fixed trip
+// counts, the tiles unrolled.
+template <size_t kDk, size_t kDv>
+bool AttendFixed(const AttendBlock& b) {
+  switch (b.rows) {
+    case 1: return AttendFixedRows<1>(b, kDk, kDv);
+    case 2: return AttendFixedRows<2>(b, kDk, kDv);
+    case 3: return AttendFixedRows<3>(b, kDk, kDv);
+    default: return AttendFixedRows<4>(b, kDk, kDv);
+  }
+}
+
+// Entry detail::fixed_extent(Dk, Dv) = 4 * index(Dk) + index(Dv), widths 8, 16, 32, 64.
+static_assert(detail::kFixedExtents == 16 && detail::fixed_extent(16, 64) == 7, "the table's order below");
+constexpr bool (*kAttendFixed[detail::kFixedExtents])(const AttendBlock&) = {
+    AttendFixed<8, 8>,  AttendFixed<8, 16>,  AttendFixed<8, 32>,  AttendFixed<8, 64>,
+    AttendFixed<16, 8>, AttendFixed<16, 16>, AttendFixed<16, 32>, AttendFixed<16, 64>,
+    AttendFixed<32, 8>, AttendFixed<32, 16>, AttendFixed<32, 32>, AttendFixed<32, 64>,
+    AttendFixed<64, 8>, AttendFixed<64, 16>, AttendFixed<64, 32>, AttendFixed<64, 64>};
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
@@ -745,7 +858,7 @@ const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
                                      WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
-                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed};
+                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed, kAttendFixed};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};

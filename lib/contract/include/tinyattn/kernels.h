@@ -90,6 +90,16 @@ struct KernelsF32 {
   // room (Scratch::kTransposedKeys, tinyattn/attention.h).
   void (*scores_block_transposed)(const float* q, size_t ldq, const float* kt, size_t ldkt, size_t count,
                                   size_t dk, float scale, float* s, size_t lds) = nullptr;
+
+  // Optional (nullptr, or a null entry: attend_block): attend_block compiled
+  // for fixed extents, entry detail::fixed_extent(dk, dv) (tinyattn/attention.h)
+  // for blocks of that Dk and Dv, with attend_block's semantics and declines
+  // (its sums may run in another order: results within the same bounds;
+  // tests/kernels/kernel_contract.cc holds each entry to both).
+  // Attention<S> picks the entry at compile time and forward() from its dims;
+  // the driver gives it whole calls whose rows all see the same keys and that
+  // want no weights or softcap (ForwardIo::scores, a pass of its own, may be asked).
+  bool (*const* attend_fixed)(const AttendBlock& b) = nullptr;
 };
 
 // Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows),
