@@ -2,8 +2,8 @@
 # Code size of one forward shape on Cortex-M4F (-Os, --gc-sections): text of
 # an image calling Attention<Shape<16, 16, 32, 32>> (fp32) or
 # AttentionI8<Shape<16, 16, 32, 32>> (int8) minus the text of the same image
-# without the call; the int8 image also on the Cortex-M55, where it links the
-# Helium int8 kernels next to the scalar ones. Also lists the largest library
+# without the call; both images also on the Cortex-M55, where they link the
+# Helium kernels next to the scalar ones. Also lists the largest library
 # functions of the fp32 image.
 # Prints a markdown table and writes it to $OUT/size.md.
 #   bench/board/size.sh [OUT_DIR]   (default build-bench-board)
@@ -34,6 +34,16 @@ f32_m4_scalar=$(($(text "$OUT/size_forward_m4_scalar.elf") - without))
 dsp_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m4.elf" |
   awk '$3 ~ /[tTrR]/ && /tinyattn::dsp::/ { s += $2 } END { print s + 0 }')
 i8_m55=$(($(text "$OUT/size_forward_i8_m55.elf") - $(text "$OUT/size_empty_i8_m55.elf")))
+# The fp32 forward on the M55 (its default port, Helium, beside the scalar
+# port), and the Helium fp32 kernels in it (the fused block and its
+# fixed-extent entries included).
+board_build cortex-m55-size size_forward "$OUT/size_forward_m55.elf"
+board_build cortex-m55-size size_empty "$OUT/size_empty_m55.elf"
+f32_m55=$(($(text "$OUT/size_forward_m55.elf") - $(text "$OUT/size_empty_m55.elf")))
+mve_f32=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_m55.elf" |
+  awk '$3 ~ /[tTrR]/ && /tinyattn::mve::/ { s += $2 } END { print s + 0 }')
+mve_fixed=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_m55.elf" |
+  awk '$3 ~ /[tT]/ && /attend_full<[1-9]/ { s += $2; n += 1 } END { printf "%d in %d entries", s, n }')
 # The Helium int8 table alone: its functions in the M55 image.
 mve_i8=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_i8_m55.elf" |
   awk '$3 ~ /[tTrR]/ && /tinyattn::mve::.*(scores|exp_row|probabilities|weighted_sum|requantize|kExp2Table|kKernelsI8|kernels_i8)/ &&
@@ -53,6 +63,9 @@ table="$OUT/size.md"
   echo
   echo "| Cortex-M55, -Os, --gc-sections | .text bytes |"
   echo "|---|---:|"
+  echo "| **fp32 forward, one shape** (Attention<Shape<16,16,32,32>>; scalar and Helium fp32 kernels both linked) | **$f32_m55** |"
+  echo "| of which the Helium fp32 kernels | $mve_f32 |"
+  echo "| of which the Helium fixed-extent kernels | $mve_fixed |"
   echo "| **int8 forward, one shape** (scalar and Helium int8 kernels both linked) | **$i8_m55** |"
   echo "| of which the Helium int8 kernels | $mve_i8 |"
   echo

@@ -593,9 +593,8 @@ __attribute__((noinline)) bool attend_rows(const AttendBlock& b) {
 bool attend_block(const AttendBlock& b) { return full_block(b) ? attend_full<0, 0>(b) : attend_rows(b); }
 
 // attend_block for Dk = Dv = kD (KernelsF32::attend_fixed): attend_full with
-// fixed trip counts (at (16,16,32,32) and (32,32,32,32) about 6% fewer
-// instructions than attend_block's). Only the square extents: each entry
-// is about 850 bytes of code (-Os) that every image with the table links;
+// fixed trip counts. Only the square extents: each entry is about 850 bytes
+// of code (-Os, bench/board/size.sh) that every image with the table links;
 // the others are attend_block itself, still with the whole-call driver.
 template <size_t kD>
 bool attend_fixed(const AttendBlock& b) {
