@@ -50,6 +50,11 @@ table="$OUT/size.md"
     k8=$(port_bytes "$OUT/size_forward_i8_${1}_$3.elf" "$3")
     echo "| $core, $3 port | $4 | $k32 | $5 | $k8 |"
   done
+  # The Helium fused block's fixed-extent entries, part of the mve fp32 kernels.
+  fixed=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_m55_mve.elf" |
+    awk '$3 ~ /[tT]/ && /attend_full<[1-9]/ { s += $2; n += 1 } END { printf "%d bytes in %d entries", s, n }')
+  echo
+  echo "Of the Cortex-M55 mve port's fp32 kernels, the fused block's fixed-extent entries: $fixed."
   echo
   echo "Largest functions the Cortex-M4F's fp32 call brings in with the DSP port (bytes):"
   echo

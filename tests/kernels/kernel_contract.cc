@@ -319,9 +319,13 @@ struct BlockCase {
   size_t own[2 * tinyattn::kBlockRows];
   float max[tinyattn::kBlockRows], sum[tinyattn::kBlockRows];
 
-  static BlockCase make(size_t rows, size_t count, size_t dk, size_t dv) {
-    BlockCase c{rows, count, dk, dv, dk + 1, dk + 3, dv + 5, count + 2, dv + 2, nullptr, nullptr, nullptr,
-                guarded(rows * (count + 2)), guarded(rows * (dv + 2)), {}, {}, {}};
+  // packed: Q, K, V and Y rows without gaps (ld = Dk or Dv), as the driver
+  // passes them (a port may have a faster path for that layout).
+  static BlockCase make(size_t rows, size_t count, size_t dk, size_t dv, bool packed = false) {
+    const size_t ldq = packed ? dk : dk + 1, ldk = packed ? dk : dk + 3, ldv = packed ? dv : dv + 5,
+                 ldy = packed ? dv : dv + 2;
+    BlockCase c{rows, count, dk, dv, ldq, ldk, ldv, count + 2, ldy, nullptr, nullptr, nullptr,
+                guarded(rows * (count + 2)), guarded(rows * ldy), {}, {}, {}};
     c.q = tatest::alloc<float>(rows * c.ldq);
     c.k = tatest::alloc<float>(count * c.ldk);
     c.v = tatest::alloc<float>(count * c.ldv);
@@ -377,8 +381,9 @@ void check_block(BlockCase& c, size_t& bad_y, size_t& bad_stats, size_t& overrun
 
 // The optional fused block, where a port has it: outputs, row max and sum
 // against double precision for every row count, odd counts and widths and
-// per-row key ranges; nothing written outside y's rows and s's rows; and the
-// cases it must decline (returning false) rather than answer wrongly.
+// per-row key ranges, rows with gaps and packed; nothing written outside y's
+// rows and s's rows; and the cases it must decline (returning false) rather
+// than answer wrongly.
 TA_CASE("kernels: attend_block is softmax attention over each row's keys, and declines non-finite rows") {
   Ports pl;
   const size_t counts[] = {1, 2, 3, 7, 8, 9, 16, 17, 33, 70};
@@ -395,9 +400,11 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
         for (size_t dk : widths)
           for (size_t dv : widths) {
             if (count * (dk + dv) > 2500 && dk != 17) continue;  // keep the run short
-            for (int ranges = 0; ranges < 2; ++ranges) {
+            for (int layout = 0; layout < 3; ++layout) {  // ranges; packed rows without ranges
+              const int ranges = layout == 1;
+              if (layout == 2 && (dk % 4 != 0 || dv % 4 != 0)) continue;
               Arena::Scope scope;
-              BlockCase c = BlockCase::make(rows, count, dk, dv);
+              BlockCase c = BlockCase::make(rows, count, dk, dv, layout == 2);
               if (!c.ok()) TA_IGNORE("arena too small");
               rng.fill_normal(c.q, rows * c.ldq, 2.0f);
               rng.fill_normal(c.k, count * c.ldk);
@@ -423,14 +430,19 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
     TA_CHECK_MSG(overrun == 0, "%s/%s: %zu writes outside the block's rows and columns", k.port, k.simd_target(),
                  overrun);
 
-    // What it must decline: each in every row position of a full block.
+    // What it must decline: each in every row position of a full block, with
+    // gaps between the rows and packed.
     const float kHuge = 3e38f, kInf = std::numeric_limits<float>::infinity();
-    enum What { kNaNQuery, kInfScore, kAllMinusInf, kInfValue, kWhatCount };
-    const char* const names[] = {"a NaN query", "a +inf score", "a row of -inf scores", "an inf value row"};
+    enum What { kNaNQuery, kNaNKey, kInfScore, kAllMinusInf, kInfValue, kWhatCount };
+    const char* const names[] = {"a NaN query", "a NaN score beside finite ones", "a +inf score",
+                                 "a row of -inf scores", "an inf value row"};
     for (int what = 0; what < kWhatCount; ++what)
-      for (size_t bad_row = 0; bad_row < tinyattn::kBlockRows; ++bad_row) {
+      for (size_t at = 0; at < 2 * tinyattn::kBlockRows; ++at) {  // each row, then each row packed
         Arena::Scope scope;
-        BlockCase c = BlockCase::make(tinyattn::kBlockRows, 9, 5, 11);
+        const bool packed = at >= tinyattn::kBlockRows;
+        const size_t bad_row = at % tinyattn::kBlockRows;
+        BlockCase c = packed ? BlockCase::make(tinyattn::kBlockRows, 9, 8, 12, true)
+                             : BlockCase::make(tinyattn::kBlockRows, 9, 5, 11);
         if (!c.ok()) TA_IGNORE("arena too small");
         rng.fill_normal(c.q, c.rows * c.ldq);
         rng.fill_normal(c.k, c.count * c.ldk);
@@ -438,6 +450,7 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
         float* qr = c.q + bad_row * c.ldq;
         switch (what) {
           case kNaNQuery: qr[2] = std::numeric_limits<float>::quiet_NaN(); break;
+          case kNaNKey: c.k[(bad_row + 2) * c.ldk + 1] = std::numeric_limits<float>::quiet_NaN(); break;
           case kInfScore: qr[0] = kHuge; c.k[3 * c.ldk] = kHuge; break;
           case kAllMinusInf:
             for (size_t d = 0; d < c.dk; ++d) qr[d] = d == 0 ? kHuge : 0.0f;
@@ -458,7 +471,7 @@ TA_CASE("kernels: attend_block is softmax attention over each row's keys, and de
 // within attend_block's bounds against double precision, for every row count,
 // key counts around the vector widths, per-row key ranges, and blocks holding
 // a NaN query, an inf score, a row of -inf scores or an inf value (which both
-// must decline).
+// must decline), with gaps between the rows and packed.
 TA_CASE("kernels: each attend_fixed entry equals attend_block on blocks of its Dk and Dv, declines included") {
   Ports pl;
   const size_t widths[] = {8, 16, 32, 64};
@@ -481,9 +494,12 @@ TA_CASE("kernels: each attend_fixed entry equals attend_block on blocks of its D
         ++entries;
         for (size_t rows = 1; rows <= tinyattn::kBlockRows; ++rows)
           for (size_t count : counts)
-            for (int what = 0; what < 6; ++what) {  // 0: finite, 1: ranges, 2..5: a non-finite input
+            for (int kind = 0; kind < 12; ++kind) {  // what = kind % 6; kind >= 6: packed rows
+              // what: 0 finite, 1 ranges, 2..5 a non-finite input
+              const int what = kind % 6;
+              if (kind >= 6 && rows != tinyattn::kBlockRows) continue;  // packed: full blocks
               Arena::Scope scope;
-              BlockCase c = BlockCase::make(rows, count, dk, dv);
+              BlockCase c = BlockCase::make(rows, count, dk, dv, kind >= 6);
               if (!c.ok()) TA_IGNORE("arena too small");
               rng.fill_normal(c.q, rows * c.ldq, 2.0f);
               rng.fill_normal(c.k, count * c.ldk);

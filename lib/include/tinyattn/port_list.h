@@ -21,7 +21,7 @@
   X(kScalar, "scalar", 0, 1)      \
   X(kHighway, "highway", 1, 1)    \
   X(kXsimd, "xsimd", 1, 0)        \
-  X(kMve, "mve", 0, 1)            \
+  X(kMve, "mve", 1, 1)            \
   X(kTemplate, "template", 0, 1)  \
   X(kDsp, "dsp", 0, 1)            \
   /* one line per port, appended above */
