@@ -468,23 +468,7 @@ void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v,
 
 // ---- The fused block (attend_block, attend_fixed) ----
 
-// a += x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] (in that order), p += 4:
-// four scalars in one LDM, then four VFMA by them. LDM fills registers in
-// ascending number order, so they are named (r4, r5, r6, r8: r7 is the Thumb
-// frame pointer of unoptimized builds, r9 a platform register in some ABIs),
-// and the VFMAs sit in the same asm: GCC 12 otherwise schedules them after
-// the next row's LDM and spills the scalars.
-inline void four_terms(const float*& p, float32x4_t x0, float32x4_t x1, float32x4_t x2, float32x4_t x3,
-                       float32x4_t& a) {
-  asm("ldm %[p]!, {r4, r5, r6, r8}\n\t"
-      "vfma.f32 %q[a], %q[x0], r4\n\t"
-      "vfma.f32 %q[a], %q[x1], r5\n\t"
-      "vfma.f32 %q[a], %q[x2], r6\n\t"
-      "vfma.f32 %q[a], %q[x3], r8"
-      : [a] "+w"(a), [p] "+r"(p)
-      : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3), "m"(*reinterpret_cast<const float(*)[4]>(p))
-      : "r4", "r5", "r6", "r8");
-}
+// four_terms (above) is the four-row step of the fused block too.
 
 // a += x0 * p[0] + x1 * p[1], p += 2: one LDRD and two VFMA, in one asm
 // for the reason four_terms gives.
