@@ -1,8 +1,10 @@
 #!/bin/sh
 # Builds the bench images for QEMU's Cortex-M and RISC-V boards with CMake, from the
 # board targets the tests use (ports/targets/: startup code, linker script),
-# and runs one under QEMU's instruction-counting plugin. Sourced by count.sh,
-# count_i8.sh, count_f16.sh and size.sh.
+# and runs one under QEMU's instruction-counting plugin. Sourced, once ROOT
+# is set, by count.sh, count_i8.sh, count_f16.sh, count_api.sh and size.sh;
+# OUT is the script's first argument (a sourced file sees the script's
+# arguments), default build-bench-board.
 #   board_build PRESET IMAGE OUT_ELF
 #   PRESET: cortex-m4-bench | cortex-m7-bench | cortex-m33-bench | cortex-m33f-bench |
 #           cortex-m0-bench | riscv32-bench | cortex-m55-bench | cortex-m55-bench-novec (-O2),
@@ -10,6 +12,9 @@
 #   IMAGE:  a target of bench/board/CMakeLists.txt (forward_insns, size_empty, ...)
 #   BOARD_CMAKE_ARGS (optional): more cache settings, e.g. -DTINYATTN_WITH_DSP=OFF,
 #   built in a tree of their own (BOARD_TREE names it).
+OUT=${1:-$ROOT/build-bench-board}
+mkdir -p "$OUT"
+
 board_build() {
   preset=$1 image=$2 out=$3
   dir="$OUT/cmake-$preset${BOARD_TREE:+-$BOARD_TREE}"
@@ -27,6 +32,11 @@ board_build() {
     return 1
   }
   cp "$dir/bench/board/$image.elf" "$out"
+}
+
+# board_plugin: builds the counting plugin, $OUT/libinsncount.so.
+board_plugin() {
+  gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
 }
 
 # board_count TAG ELF MACHINE ARGS... -> instructions executed by the whole run

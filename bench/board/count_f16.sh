@@ -8,11 +8,9 @@
 #   bench/board/count_f16.sh [OUT_DIR]   (default build-bench-board)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-$ROOT/build-bench-board}
-mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
-gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
+board_plugin
 board_build cortex-m55-bench forward_f16_insns "$OUT/forward_f16_insns_m55.elf"
 
 # count ARGS... -> instructions executed by the whole run

@@ -12,11 +12,9 @@
 #   bench/board/count_i8.sh [OUT_DIR]   (default build-bench-board)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-$ROOT/build-bench-board}
-mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
-gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$OUT/libinsncount.so" "$ROOT/bench/qemu/insncount.c"
+board_plugin
 board_build cortex-m4-bench forward_i8_insns "$OUT/forward_i8_insns_m4.elf"
 board_build cortex-m7-bench forward_i8_insns "$OUT/forward_i8_insns_m7.elf"
 board_build cortex-m33-bench forward_i8_insns "$OUT/forward_i8_insns_m33.elf"

@@ -11,8 +11,6 @@
 #   bench/board/size.sh [OUT_DIR]   (default build-bench-board)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-$ROOT/build-bench-board}
-mkdir -p "$OUT"
 . "$ROOT/bench/board/build.sh"
 
 text() { arm-none-eabi-size -A "$1" | awk '$1 == ".text" { print $2 }'; }

@@ -496,21 +496,10 @@ inline void two_terms_four_rows(float32x4_t x0, float32x4_t x1, const float*& p0
 // exactly 0. Arguments from -88 to kExpFlushBelow give 0 or at most 2^-126,
 // against a row sum >= 1. A NaN x (Helium's default NaN: sign clear) is
 // below the clamp's bits and stays NaN, so its row's sum is NaN.
-struct ExpConsts {
-  float magic, log2e, minus_ln2_hi, minus_ln2_lo, c5, c4, c3, c2;
-};
-inline ExpConsts exp_consts() {
-  constexpr ExpCoefficients c = kExpCoefficients;
-  ExpConsts k{c.magic, c.log2e, c.minus_ln2_hi, c.minus_ln2_lo, c.c5, c.c4, c.c3, c.c2};
-  // In core registers for the whole loop (VFMA Qd, Qn, Rm), not reloaded.
-  asm("" : "+r"(k.magic), "+r"(k.log2e), "+r"(k.minus_ln2_hi), "+r"(k.minus_ln2_lo));
-  asm("" : "+r"(k.c5), "+r"(k.c4), "+r"(k.c3), "+r"(k.c2));
-  return k;
-}
 constexpr float kExpClamp = -88.0f;
 static_assert(kExpClamp < kExpCoefficients.flush_below && kExpClamp * 1.44269504f < -126.5f,
               "the clamp rounds to n = -127");
-inline float32x4_t exp4_nonpositive(float32x4_t x, const ExpConsts& k, uint32x4_t clamp, float32x4_t c6) {
+inline float32x4_t exp4_nonpositive(float32x4_t x, const ExpScalars& k, uint32x4_t clamp, float32x4_t c6) {
   x = vreinterpretq_f32_u32(vminq_u32(vreinterpretq_u32_f32(x), clamp));
   const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(k.magic), x, k.log2e);  // n + magic, rounded
   const float32x4_t n = vsubq_n_f32(t, k.magic);
@@ -541,7 +530,7 @@ inline float max_row(const float* x, size_t n) {
 
 // x[j] = exp(x[j] - max) for j < n; returns their sum. max: finite.
 inline float exp_row(float* x, size_t n, float max) {
-  const ExpConsts k = exp_consts();
+  const ExpScalars k = exp_scalars();
   const uint32x4_t clamp = vdupq_n_u32(__builtin_bit_cast(uint32_t, kExpClamp));
   const float32x4_t c6 = vdupq_n_f32(kExpCoefficients.c6);
   const size_t full = n / kLanes * kLanes;
