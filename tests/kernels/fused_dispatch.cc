@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "detail.h"
 #include "support.h"
@@ -41,11 +40,18 @@ bool counting_attend_fixed(const tinyattn::AttendBlock& b) {
   return g_port->attend_fixed[kEntry](b);
 }
 
-// The port's attend_fixed entries wrapped to count their calls (null where the port's are).
-template <size_t... kEntries>
-void count_fixed(const tinyattn::KernelsF32& table, bool (**out)(const tinyattn::AttendBlock&),
-                 std::index_sequence<kEntries...>) {
-  ((out[kEntries] = table.attend_fixed[kEntries] ? counting_attend_fixed<kEntries> : nullptr), ...);
+// The port's first kCount attend_fixed entries wrapped to count their calls
+// (null where the port's are). Recursive rather than std::index_sequence:
+// the freestanding subset of RV32 builds has no <utility>.
+template <size_t kCount>
+void count_fixed(const tinyattn::KernelsF32& table, bool (**out)(const tinyattn::AttendBlock&)) {
+  if constexpr (kCount > 0) {
+    count_fixed<kCount - 1>(table, out);
+    out[kCount - 1] = table.attend_fixed[kCount - 1] ? counting_attend_fixed<kCount - 1> : nullptr;
+  } else {
+    (void)table;
+    (void)out;
+  }
 }
 
 struct Calls {
@@ -168,7 +174,7 @@ struct Whole {
 Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask& mask, bool with_weights,
             float softcap = 0.0f) {
   bool (*entries[tinyattn::detail::kFixedExtents])(const tinyattn::AttendBlock&) = {};
-  count_fixed(table, entries, std::make_index_sequence<tinyattn::detail::kFixedExtents>());
+  count_fixed<tinyattn::detail::kFixedExtents>(table, entries);
   tinyattn::KernelsF32 counted = table;
   counted.attend_fixed = entries;
   g_port = &table;
