@@ -133,7 +133,8 @@ static void test_ports(void) {
 /* ---- row softmax -------------------------------------------------------- */
 
 /* The rows of q (HQ * N rows of DK) at once: each row as one call of one row
- * gives it, bit for bit; rows sum to 1; the gradient form likewise; faults. */
+ * gives it, bit for bit; rows sum to 1; the gradient form likewise (q, ROWS
+ * rows of DK, as its upstream gradient too); faults. */
 static void test_softmax_rows(void) {
   enum { ROWS = HQ * N, LD = DK + 2 };
   static float p[ROWS * LD], one[DK], dx[ROWS * LD];
@@ -153,10 +154,10 @@ static void test_softmax_rows(void) {
     }
     CHECK(same);
     CHECK(sums);
-    CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, dx, ROWS, DK, LD, DK, LD, ports[pi]), TINYATTN_OK);
+    CHECK_STATUS(tinyattn_softmax_vjp_rows(p, q, dx, ROWS, DK, LD, DK, LD, ports[pi]), TINYATTN_OK);
     same = 1;
     for (r = 0; r < ROWS; ++r) {
-      CHECK_STATUS(tinyattn_softmax_vjp_rows(p + r * LD, dy + r * DK, one, 1, DK, DK, DK, DK, ports[pi]), TINYATTN_OK);
+      CHECK_STATUS(tinyattn_softmax_vjp_rows(p + r * LD, q + r * DK, one, 1, DK, DK, DK, DK, ports[pi]), TINYATTN_OK);
       same &= memcmp(one, dx + r * LD, sizeof one) == 0;
     }
     CHECK(same);
@@ -167,9 +168,9 @@ static void test_softmax_rows(void) {
   CHECK_STATUS(tinyattn_softmax_rows(p, p + 1, ROWS, DK, LD, LD, TINYATTN_PORT_DEFAULT), TINYATTN_ALIASING);
   /* 256 would wrap onto TINYATTN_PORT_DEFAULT in an 8-bit port value. */
   CHECK_STATUS(tinyattn_softmax_rows(q, p, ROWS, DK, DK, LD, (tinyattn_port)256), TINYATTN_PORT_UNAVAILABLE);
-  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, NULL, ROWS, DK, LD, DK, LD, TINYATTN_PORT_DEFAULT),
+  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, q, NULL, ROWS, DK, LD, DK, LD, TINYATTN_PORT_DEFAULT),
                TINYATTN_NULL_POINTER);
-  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, dy, dx, ROWS, DK, LD, DK, LD, (tinyattn_port)TINYATTN_PORT_COUNT),
+  CHECK_STATUS(tinyattn_softmax_vjp_rows(p, q, dx, ROWS, DK, LD, DK, LD, (tinyattn_port)TINYATTN_PORT_COUNT),
                TINYATTN_PORT_UNAVAILABLE);
 }
 
