@@ -170,7 +170,8 @@ float effective_scale(const Dims& d, const Options& o);
 namespace detail {
 // Extents the SIMD ports have fused kernels specialised for (fixed trip
 // counts, unrolled tiles; KernelsF32::attend_fixed): Dk and Dv each one of
-// 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1.
+// 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1. The
+// SIMD ports compile Dk = Dv of these; other pairs' entries are attend_block.
 inline constexpr size_t kFixedExtentWidths = 4;
 inline constexpr size_t kFixedExtents = kFixedExtentWidths * kFixedExtentWidths;
 constexpr int fixed_width_index(size_t w) { return w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : w == 64 ? 3 : -1; }

@@ -813,41 +813,32 @@ HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
   WeightedSumBlockImpl(&p[0][0], kGroups * N, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
   return OutputsFinite<R>(d, b.y, b.ldy, dv);
 }
+#endif  // HWY_TARGET == HWY_AVX2
 
-template <size_t R>
-HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
-  if (b.own == nullptr && b.kt == nullptr) {
-    if (b.count <= 8) return AttendFew<R, 1>(b, dk, dv);
-    if (b.count <= 16) return AttendFew<R, 2>(b, dk, dv);
-  }
-  return AttendRows<R, true>(b, dk, dv);
-}
-#else
-template <size_t R>
-HWY_INLINE bool AttendFixedRows(const AttendBlock& b, size_t dk, size_t dv) {
-  return AttendRows<R, true>(b, dk, dv);
-}
-#endif
-
-// attend_block for Dk = kDk, Dv = kDv (KernelsF32::attend_fixed): fixed trip
-// counts, the tiles unrolled.
-template <size_t kDk, size_t kDv>
+// Full blocks (kBlockRows rows, where the time of a call goes) at Dk = Dv =
+// kD. A short last block (N % 4 rows) and blocks with key ranges or K^T take
+// the generic fused block: an entry per row count and per (Dk, Dv) pair
+// multiplied the code of every target by 16 for shapes that spend little
+// time there (its compile under ASan was most of the sanitizer build).
+template <size_t kD>
 bool AttendFixed(const AttendBlock& b) {
-  switch (b.rows) {
-    case 1: return AttendFixedRows<1>(b, kDk, kDv);
-    case 2: return AttendFixedRows<2>(b, kDk, kDv);
-    case 3: return AttendFixedRows<3>(b, kDk, kDv);
-    default: return AttendFixedRows<4>(b, kDk, kDv);
-  }
+  if (b.rows != kBlockRows || b.own != nullptr || b.kt != nullptr) return AttendBlockKernel(b);
+#if HWY_TARGET == HWY_AVX2
+  if (b.count <= 8) return AttendFew<kBlockRows, 1>(b, kD, kD);
+  if (b.count <= 16) return AttendFew<kBlockRows, 2>(b, kD, kD);
+#endif
+  return AttendRows<kBlockRows, true>(b, kD, kD);
 }
 
-// Entry detail::fixed_extent(Dk, Dv) = 4 * index(Dk) + index(Dv), widths 8, 16, 32, 64.
+// Entry detail::fixed_extent(Dk, Dv) = 4 * index(Dk) + index(Dv), widths 8,
+// 16, 32, 64: Dk = Dv (the shapes attention layers use) compiled for their
+// extent, the other pairs the generic fused block.
 static_assert(detail::kFixedExtents == 16 && detail::fixed_extent(16, 64) == 7, "the table's order below");
 constexpr bool (*kAttendFixed[detail::kFixedExtents])(const AttendBlock&) = {
-    AttendFixed<8, 8>,  AttendFixed<8, 16>,  AttendFixed<8, 32>,  AttendFixed<8, 64>,
-    AttendFixed<16, 8>, AttendFixed<16, 16>, AttendFixed<16, 32>, AttendFixed<16, 64>,
-    AttendFixed<32, 8>, AttendFixed<32, 16>, AttendFixed<32, 32>, AttendFixed<32, 64>,
-    AttendFixed<64, 8>, AttendFixed<64, 16>, AttendFixed<64, 32>, AttendFixed<64, 64>};
+    AttendFixed<8>,    AttendBlockKernel, AttendBlockKernel, AttendBlockKernel,  //
+    AttendBlockKernel, AttendFixed<16>,   AttendBlockKernel, AttendBlockKernel,  //
+    AttendBlockKernel, AttendBlockKernel, AttendFixed<32>,   AttendBlockKernel,  //
+    AttendBlockKernel, AttendBlockKernel, AttendBlockKernel, AttendFixed<64>};
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
