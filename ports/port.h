@@ -28,4 +28,25 @@ const KernelsI8* port_kernels_i8();
 TINYATTN_PORT_LIST(TINYATTN_PORT_SPECIALIZATIONS)
 #undef TINYATTN_PORT_SPECIALIZATIONS
 
+// KernelsF32::attend_fixed for a port whose fixed-extent kernels are
+// compiled for Dk = Dv only (a kernel per (Dk, Dv) pair is code in every
+// image and every SIMD target for shapes attention layers rarely have):
+// entry detail::fixed_extent(w, w) runs the kernel for width w, every
+// other entry the port's attend_block. The order comes from fixed_extent.
+struct SquareFixedExtents {
+  using Attend = bool (*)(const AttendBlock&);
+  Attend entry[detail::kFixedExtents];
+};
+constexpr SquareFixedExtents square_fixed_extents(SquareFixedExtents::Attend attend_block,
+                                                  SquareFixedExtents::Attend w8, SquareFixedExtents::Attend w16,
+                                                  SquareFixedExtents::Attend w32, SquareFixedExtents::Attend w64) {
+  SquareFixedExtents t{};
+  for (SquareFixedExtents::Attend& e : t.entry) e = attend_block;
+  t.entry[detail::fixed_extent(8, 8)] = w8;
+  t.entry[detail::fixed_extent(16, 16)] = w16;
+  t.entry[detail::fixed_extent(32, 32)] = w32;
+  t.entry[detail::fixed_extent(64, 64)] = w64;
+  return t;
+}
+
 }  // namespace tinyattn

@@ -830,15 +830,8 @@ bool AttendFixed(const AttendBlock& b) {
   return AttendRows<kBlockRows, true>(b, kD, kD);
 }
 
-// Entry detail::fixed_extent(Dk, Dv) = 4 * index(Dk) + index(Dv), widths 8,
-// 16, 32, 64: Dk = Dv (the shapes attention layers use) compiled for their
-// extent, the other pairs the generic fused block.
-static_assert(detail::kFixedExtents == 16 && detail::fixed_extent(16, 64) == 7, "the table's order below");
-constexpr bool (*kAttendFixed[detail::kFixedExtents])(const AttendBlock&) = {
-    AttendFixed<8>,    AttendBlockKernel, AttendBlockKernel, AttendBlockKernel,  //
-    AttendBlockKernel, AttendFixed<16>,   AttendBlockKernel, AttendBlockKernel,  //
-    AttendBlockKernel, AttendBlockKernel, AttendFixed<32>,   AttendBlockKernel,  //
-    AttendBlockKernel, AttendBlockKernel, AttendBlockKernel, AttendFixed<64>};
+constexpr SquareFixedExtents kAttendFixed =
+    square_fixed_extents(AttendBlockKernel, AttendFixed<8>, AttendFixed<16>, AttendFixed<32>, AttendFixed<64>);
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
@@ -849,7 +842,7 @@ const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
                                      WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
-                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed, kAttendFixed};
+                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed, kAttendFixed.entry};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};

@@ -704,18 +704,12 @@ bool attend_fixed(const AttendBlock& b) {
   return full_block(b) ? attend_full<kD, kD>(b) : attend_block(b);
 }
 
-// Entry detail::fixed_extent(Dk, Dv) = 4 * index(Dk) + index(Dv), widths 8, 16, 32, 64.
-static_assert(detail::kFixedExtents == 16 && detail::fixed_extent(16, 64) == 7 && detail::fixed_extent(32, 32) == 10,
-              "the table's order below");
-constexpr bool (*kAttendFixed[detail::kFixedExtents])(const AttendBlock&) = {
-    attend_fixed<8>, attend_block,     attend_block,     attend_block,  //
-    attend_block,    attend_fixed<16>, attend_block,     attend_block,  //
-    attend_block,    attend_block,     attend_fixed<32>, attend_block,  //
-    attend_block,    attend_block,     attend_block,     attend_fixed<64>};
+constexpr SquareFixedExtents kAttendFixed =
+    square_fixed_extents(attend_block, attend_fixed<8>, attend_fixed<16>, attend_fixed<32>, attend_fixed<64>);
 
 constexpr KernelsF32 kKernels{"mve",        simd_target,        scores,       row_max, exp_shift_sum,
                               weighted_sum, axpy,               scale,        exp_array, scores_block,
-                              weighted_sum_block, attend_block, nullptr, kAttendFixed};
+                              weighted_sum_block, attend_block, nullptr, kAttendFixed.entry};
 
 }  // namespace
 
