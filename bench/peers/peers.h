@@ -36,9 +36,10 @@ std::unique_ptr<Forward> make_triple_loop(const Problem& p);
 std::unique_ptr<Forward> make_eigen(const Problem& p);
 std::unique_ptr<Forward> make_onednn(const Problem& p);  // one thread, oneDNN's own ISA
 // null if the port is not built
-// forward() without weights, in a workspace of the given kind (tinyattn::Scratch).
+// forward() without weights, in a workspace of the given kind (tinyattn::Scratch;
+// the default one unless told).
 std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask = {},
-                                       tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal);
+                                       tinyattn::Scratch scratch = tinyattn::kDefaultScratch);
 
 // The same through the compile-time API, Attention<Shape<...>>, at the
 // shapes it is instantiated for, (8,8,16,16) and (16,16,32,32); null at others.

@@ -88,10 +88,12 @@ static_assert(TINYATTN_KEEP_BITS_ROW_BYTES(13) == keep_bits_row_bytes(13), "keep
 
 // The macros are constant expressions equal to the C++ formulas; the C test
 // sweeps them at run time, these pin a few cases at compile time.
-static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(16, 257, 32, 1, 1) == forward_workspace_bytes(Dims{16, 257, 32, 1}),
+// TINYATTN_FORWARD_WORKSPACE_BYTES is the minimal workspace.
+static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(16, 257, 32, 1, 1) ==
+                  forward_workspace_bytes(Dims{16, 257, 32, 1}, true, Scratch::kMinimal),
               "forward workspace macro");
 static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(64, 1000, 64, 512, 0) ==
-                  forward_workspace_bytes(Dims{64, 1000, 64, 512}, false),
+                  forward_workspace_bytes(Dims{64, 1000, 64, 512}, false, Scratch::kMinimal),
               "forward workspace macro");
 static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(64, 200, 48, 32, 1, TINYATTN_SCRATCH_TRANSPOSED_KEYS) ==
                   forward_workspace_bytes(Dims{64, 200, 48, 32}, true, Scratch::kTransposedKeys),

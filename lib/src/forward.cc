@@ -51,7 +51,8 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
     return Status::kUnsupported;
   // On 32-bit targets Hq*N*M floats may not be addressable (validate(Dims)
   // checks every other tensor).
-  return detail::validate_tensors(inputs, outputs, ws, forward_workspace_bytes(d, with_weights), ws_written,
+  return detail::validate_tensors(inputs, outputs, ws, forward_workspace_bytes(d, with_weights, Scratch::kMinimal),
+                                  ws_written,
                                   (!with_weights && !io.scores) || fits_address_space(uint64_t{d.hq} * d.n * d.m));
 }
 
@@ -145,8 +146,12 @@ TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int 
                                                     const Options& o) {
   if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
   bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
+  // A workspace with the transposed keys: the generic blocks' broadcast
+  // products beat the fixed kernels' dot products from N = 32 (14-15% at
+  // (128,128,64,64) and (256,256,64,64) on AVX-512).
   if (attend == nullptr || io.weights != nullptr || o.softcap || d.m > kKeyTile ||
-      mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
+      mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask) ||
+      transposes_keys(kern, d, false, ws.bytes))
     return false;
   const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
   if (r.empty()) return false;

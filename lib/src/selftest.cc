@@ -71,7 +71,8 @@ struct Scratch {
   float tiled_k[kTiledDims.m];
   float tiled_v[kTiledDims.m];
   alignas(kWorkspaceAlign) unsigned char
-      workspace[max_size(forward_workspace_bytes(kDims), forward_workspace_bytes(kTiledDims, false))];
+      workspace[max_size(forward_workspace_bytes(kDims, true, tinyattn::Scratch::kMinimal),
+                         forward_workspace_bytes(kTiledDims, false, tinyattn::Scratch::kMinimal))];
 };
 // 9.6 KiB of tensors and workspace kept off the stack on purpose: the one reason selftest()
 // is not re-entrant (docs/hardening.md).

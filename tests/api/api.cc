@@ -39,18 +39,24 @@ static_assert(alignof(Gqa) == tinyattn::kWorkspaceAlign, "the workspace is align
 constexpr size_t kBuilt = tinyattn::kTransposedKeysBuilt ? 1 : 0;
 using Wide = Shape<tinyattn::kTransposedKeysMinRows, 100, 64, 32>;
 static_assert(sizeof(Attention<Wide, tinyattn::Scratch::kTransposedKeys>) ==
-                  sizeof(Attention<Wide>) +
+                  sizeof(Attention<Wide, tinyattn::Scratch::kMinimal>) +
                       kBuilt * 64 * tinyattn::align_up(100 * sizeof(float), tinyattn::kWorkspaceAlign),
               "plain path: Dk rows of M keys");
 static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false, tinyattn::Scratch::kTransposedKeys) ==
-                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false) +
+                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, false, tinyattn::Scratch::kMinimal) +
                       kBuilt * 16 * tinyattn::kKeyTile * sizeof(float),
               "tiled path: Dk rows of one key tile, independent of M");
 static_assert(tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true, tinyattn::Scratch::kTransposedKeys) ==
-                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true),
+                  tinyattn::forward_workspace_bytes(Dims{64, 1000, 16, 8}, true, tinyattn::Scratch::kMinimal),
               "plain path with M > kKeyTile: no transposed keys");
-static_assert(sizeof(Attention<GqaShape, tinyattn::Scratch::kTransposedKeys>) == sizeof(Gqa),
+static_assert(sizeof(Attention<GqaShape, tinyattn::Scratch::kMinimal>) == sizeof(Gqa),
               "N < kTransposedKeysMinRows: no transposed keys");
+// The default is the fast workspace: with the transposed keys where they apply.
+static_assert(tinyattn::kDefaultScratch == tinyattn::Scratch::kTransposedKeys, "default scratch");
+static_assert(sizeof(Attention<Wide>) == sizeof(Attention<Wide, tinyattn::Scratch::kTransposedKeys>) &&
+                  tinyattn::forward_workspace_bytes(Wide::dims) ==
+                      tinyattn::forward_workspace_bytes(Wide::dims, true, tinyattn::Scratch::kTransposedKeys),
+              "Attention<S> and forward_workspace_bytes(dims) default to the transposed keys");
 static_assert(Gqa::dims.hq == 4 && Gqa::dims.hkv == 2 && Gqa::dims.n == 7 && Gqa::dims.m == 9, "dims");
 static_assert(std::tuple_size<Gqa::Q>::value == 4 * 7 * 5 && std::tuple_size<Gqa::K>::value == 2 * 9 * 5 &&
                   std::tuple_size<Gqa::V>::value == 2 * 9 * 3 && std::tuple_size<Gqa::Y>::value == 4 * 7 * 3 &&
@@ -143,10 +149,12 @@ TA_CASE("api: Attention<> matches the reference (default scale 1/sqrt(Dk))") {
   TA_CHECK_MSG(r.ok, "Y off by %g at %zu", r.worst, r.index);
 }
 
-TA_CASE("api: forward_workspace_bytes grows with M and N up to kBlockRows only, and without weights stops growing past the key tile") {
-  using tinyattn::forward_workspace_bytes;
+TA_CASE("api: the minimal forward workspace grows with M and N up to kBlockRows only, and without weights stops growing past the key tile") {
   using tinyattn::kBlockRows;
   using tinyattn::kKeyTile;
+  const auto forward_workspace_bytes = [](const Dims& d, bool with_weights = true) {
+    return tinyattn::forward_workspace_bytes(d, with_weights, tinyattn::Scratch::kMinimal);
+  };
   const size_t base = forward_workspace_bytes(Dims{1, 9, 1, 1});
   TA_CHECK(base >= 9 * sizeof(float) + tinyattn::kWorkspaceAlign - 1);
   TA_CHECK(forward_workspace_bytes(Dims{1, 9, 64, 33, 8, 2}) == base);  // not Dk, Dv, heads

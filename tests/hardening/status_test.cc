@@ -358,7 +358,7 @@ TA_CASE("status: the aliasing check covers the transposed keys where forward() u
   float* k = alloc<float>(d.k_elems());
   float* v = alloc<float>(d.v_elems());
   float* y = alloc<float>(d.y_elems());
-  const size_t minimal = tinyattn::forward_workspace_bytes(d, false);
+  const size_t minimal = tinyattn::forward_workspace_bytes(d, false, tinyattn::Scratch::kMinimal);
   const size_t wide = tinyattn::forward_workspace_bytes(d, false, tinyattn::Scratch::kTransposedKeys);
   unsigned char* ws = alloc<unsigned char>(wide + d.lse_elems() * sizeof(float));
   if (!q || !k || !v || !y || !ws) TA_IGNORE("arena too small");

@@ -172,7 +172,7 @@ struct Whole {
   size_t calls;
 };
 Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask& mask, bool with_weights,
-            float softcap = 0.0f) {
+            float softcap = 0.0f, tinyattn::Scratch scratch = tinyattn::Scratch::kMinimal) {
   bool (*entries[tinyattn::detail::kFixedExtents])(const tinyattn::AttendBlock&) = {};
   count_fixed<tinyattn::detail::kFixedExtents>(table, entries);
   tinyattn::KernelsF32 counted = table;
@@ -180,7 +180,7 @@ Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
   g_port = &table;
   g_fixed_calls = 0;
   const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
-  const tinyattn::Workspace ws{p.workspace, tinyattn::forward_workspace_bytes(p.d, true)};
+  const tinyattn::Workspace ws{p.workspace, tinyattn::forward_workspace_bytes(p.d, true, scratch)};
   tinyattn::Options o;
   if (softcap != 0.0f) o.softcap = softcap;
   const bool taken = tinyattn::detail::forward_fixed_extent(
@@ -250,6 +250,19 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go block b
                      "%s (%zu,%zu,%zu,%zu) non-finite case %d: forward() differs from the block driver",
                      tinyattn::port_name(port), d.n, d.m, d.dk, d.dv, what);
       }
+    }
+    // With room for the transposed keys (the default workspace) and rows
+    // enough, the generic blocks take the call: their broadcast products
+    // beat the fixed kernels' dot products there (docs/performance.md).
+    {
+      const tinyattn::Dims d{tinyattn::kTransposedKeysMinRows, 40, 16, 16};
+      Arena::Scope scope;
+      Problem p = make_problem(d, 970 + pi);
+      if (!p.ok) TA_IGNORE("the test arena cannot hold the problem");
+      const bool transposes = tinyattn::kTransposedKeysBuilt && k.scores_block_transposed != nullptr;
+      TA_CHECK(whole(k, p, tinyattn::Mask::none(), false).taken);
+      TA_CHECK_MSG(whole(k, p, tinyattn::Mask::none(), false, 0.0f, tinyattn::kDefaultScratch).taken != transposes,
+                   "%s: the default workspace at N = %zu", tinyattn::port_name(port), d.n);
     }
     // Attention<S> takes its entry from S at compile time: the same bits as forward().
     using S = tinyattn::Shape<9, 12, 16, 32, 4, 2>;

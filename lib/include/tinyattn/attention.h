@@ -91,6 +91,15 @@ inline constexpr bool kTransposedKeysBuilt = false;
 inline constexpr bool kTransposedKeysBuilt = true;
 #endif
 
+// The workspace forward_workspace_bytes() and Attention<S> size by default:
+// the fast one. Where the transposed keys are not built (M-profile) or
+// cannot apply (N < kTransposedKeysMinRows, key spans beyond one tile with
+// weights) it is the minimal one byte for byte; elsewhere it adds
+// Dk * min(M, kKeyTile) floats, and forward() computes full blocks' scores
+// from K^T (at (128,128,64,64) and (256,256,64,64) on AVX-512, 14-15% less
+// time: docs/performance.md). Scratch::kMinimal is the least RAM.
+inline constexpr Scratch kDefaultScratch = Scratch::kTransposedKeys;
+
 // Floats from one row of the transposed keys to the next (a row per key
 // element, min(M, kKeyTile) keys each), so each row starts 64-byte aligned.
 constexpr size_t forward_transposed_keys_stride(const Dims& d) {
@@ -125,7 +134,7 @@ constexpr size_t forward_score_rows_bytes(const Dims& d, bool tiled) {
 }
 
 constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true,
-                                         Scratch scratch = Scratch::kMinimal) {
+                                         Scratch scratch = kDefaultScratch) {
   const size_t own = forward_score_rows_bytes(d, forward_uses_tiles(d, with_weights));
   // With weights, also the no-weights path's need (larger where M is just
   // over kKeyTile or Dv is large), so that one buffer serves either call.
@@ -216,8 +225,8 @@ extern template Status forward_fixed_default_port<false>(const Dims&, const Forw
 //   tinyattn::Status s = attn(q, k, v, y);                             // std::arrays
 //   s = attn(q, k, v, y, lse);  // also the per-row log-sum-exp (AttentionBackward's input)
 //
-// Attention<S, Scratch::kTransposedKeys> owns the larger workspace (Scratch).
-template <class S, Scratch kScratch = Scratch::kMinimal>
+// Attention<S, Scratch::kMinimal> owns the least workspace (Scratch).
+template <class S, Scratch kScratch = kDefaultScratch>
 class Attention {
  public:
   static constexpr Dims dims = S::dims;
@@ -273,7 +282,7 @@ class Attention {
   static constexpr bool kKeyTiles = forward_uses_tiles(dims, false);
   static constexpr int kExtent = detail::fixed_extent(dims.dk, dims.dv);
 
-  static_assert(workspace_bytes >= forward_workspace_bytes(dims, true), "room for either forward path");
+  static_assert(workspace_bytes >= forward_workspace_bytes(dims, true, Scratch::kMinimal), "room for either forward path");
 
   Workspace workspace() { return Workspace{workspace_, sizeof workspace_}; }
 
