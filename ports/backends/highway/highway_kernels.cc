@@ -56,25 +56,30 @@ HWY_INLINE void StoreTail(D d, V v, float* HWY_RESTRICT p, size_t n) {
 #endif
 }
 
-HWY_INLINE float ReduceSum(D d, V v) { return hn::GetLane(hn::SumOfLanes(d, v)); }
+template <class DX>
+HWY_INLINE float ReduceSum(DX d, hn::Vec<DX> v) {
+  return hn::GetLane(hn::SumOfLanes(d, v));
+}
 
 // tinyattn::exp_poly (tinyattn/exp.h) step by step, with fused multiply-adds
 // where the target has them (the stated ULP bound covers both roundings),
 // without the range selects: exact for x in [flush_below, overflow_above] and
-// for NaN; ExpFixRange gives the other lanes their values.
-HWY_INLINE V ExpCore(D d, V x) {
+// for NaN; ExpFixRange gives the other lanes their values. Any vector width
+// (the short-row kernels run half vectors on AVX-512).
+template <class DX, class VX = hn::Vec<DX>>
+HWY_INLINE VX ExpCore(DX d, VX x) {
   const ExpCoefficients& c = kExpCoefficients;
-  const hn::RebindToSigned<D> di;
-  const V t = hn::MulAdd(x, hn::Set(d, c.log2e), hn::Set(d, c.magic));  // n + magic
-  const V n = hn::Sub(t, hn::Set(d, c.magic));
-  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));     // 2^n
-  V r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_hi), x);
+  const hn::RebindToSigned<DX> di;
+  const VX t = hn::MulAdd(x, hn::Set(d, c.log2e), hn::Set(d, c.magic));  // n + magic
+  const VX n = hn::Sub(t, hn::Set(d, c.magic));
+  const VX s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));     // 2^n
+  VX r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_hi), x);
   r = hn::MulAdd(n, hn::Set(d, c.minus_ln2_lo), r);
-  V q = hn::MulAdd(hn::Set(d, c.c6), r, hn::Set(d, c.c5));
+  VX q = hn::MulAdd(hn::Set(d, c.c6), r, hn::Set(d, c.c5));
   q = hn::MulAdd(q, r, hn::Set(d, c.c4));
   q = hn::MulAdd(q, r, hn::Set(d, c.c3));
   q = hn::MulAdd(q, r, hn::Set(d, c.c2));
-  const V u = hn::MulAdd(hn::Mul(r, r), q, r);  // expm1(r)
+  const VX u = hn::MulAdd(hn::Mul(r, r), q, r);  // expm1(r)
 #if HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_NEON
   // ARMv7 NEON flushes subnormals: near the flush point s * u can be
   // subnormal and would become 0. (1 + u) * s keeps every intermediate
@@ -147,9 +152,10 @@ using D8 = hn::Full256<float>;
 // Keeps a query vector in a register: GCC otherwise folds its load into each
 // of its three FMAs as a memory operand (15 loads per 12 FMAs, more than two
 // load ports issue while two FMA pipes run).
-HWY_INLINE V InRegister(V v) {
+template <class VX>
+HWY_INLINE VX InRegister(VX v) {
 #if defined(__GNUC__)
-  asm("" : "+x"(v.raw));
+  asm("" : "+v"(v.raw));
 #endif
   return v;
 }
@@ -180,7 +186,8 @@ HWY_INLINE hn::Vec<D8> BlockSum4(hn::Vec<D8> a0, hn::Vec<D8> a1, hn::Vec<D8> a2,
 // The eight horizontal sums of a0..a7 in one 8-lane vector: one transpose-add
 // tree over all eight (in-block unpacks, one cross-block step at the end)
 // rather than two Sum4, which fold every accumulator to 128 bits on its own.
-HWY_INLINE hn::Vec<D8> Sum8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7) {
+template <class DX, class VX = hn::Vec<DX>>
+HWY_INLINE hn::Vec<D8> Sum8(DX d, VX a0, VX a1, VX a2, VX a3, VX a4, VX a5, VX a6, VX a7) {
   const D8 d8;
   const auto w0 = BlockSum4(Fold256(d, a0), Fold256(d, a1), Fold256(d, a2), Fold256(d, a3));
   const auto w1 = BlockSum4(Fold256(d, a4), Fold256(d, a5), Fold256(d, a6), Fold256(d, a7));
@@ -247,9 +254,10 @@ void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk
 
 // Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
 // from -FLT_MAX: all -inf would come back finite.
-HWY_INLINE V BroadcastMax(D d, V m) {
+template <class DX, class VX = hn::Vec<DX>>
+HWY_INLINE VX BroadcastMax(DX d, VX m) {
 #if HWY_TARGET == HWY_EMU128
-  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  HWY_ALIGN float lanes[hn::MaxLanes(DX())];
   hn::Store(m, d, lanes);
   float r = lanes[0];
   for (size_t i = 1; i < hn::Lanes(d); ++i) r = lanes[i] > r ? lanes[i] : r;
@@ -405,7 +413,10 @@ void Exp(const float* HWY_RESTRICT x, float* HWY_RESTRICT out, size_t n) {
 
 #if HWY_TARGET != HWY_SCALAR
 #if !TINYATTN_HWY_SUM8
-HWY_INLINE V InRegister(V v) { return v; }
+template <class VX>
+HWY_INLINE VX InRegister(VX v) {
+  return v;
+}
 #endif
 
 // One query row's vector qv against the tile's key vectors: its kKeys
@@ -641,7 +652,8 @@ void ScoresBlockTransposed(const float* HWY_RESTRICT q, size_t ldq, const float*
 
 // exp(x) for x <= 0 or NaN (scores minus their row's max): only the flush
 // select of ExpFixRange can apply.
-HWY_INLINE V ExpNonPositive(D d, V x) {
+template <class DX, class VX = hn::Vec<DX>>
+HWY_INLINE VX ExpNonPositive(DX d, VX x) {
   return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, kExpCoefficients.flush_below)), ExpCore(d, x));
 }
 
@@ -755,7 +767,7 @@ bool AttendBlockKernel(const AttendBlock& b) {
   }
 }
 
-#if HWY_TARGET == HWY_AVX2
+#if TINYATTN_HWY_SUM8
 // A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),
 // Dk and Dv constants: each row's scores stay in registers, one lane per key
 // (eight dot products, then one transpose-add, Sum8), through the max, exp
@@ -764,17 +776,20 @@ bool AttendBlockKernel(const AttendBlock& b) {
 // as vectors, a store-to-load forwarding stall per piece on the path of
 // every short row. The same semantics as AttendRows (declines included);
 // its sums may round differently (a key's score is one Sum8 lane here).
+// Eight-lane vectors on AVX-512 too: 16 lanes would leave half of each
+// vector empty at these key counts (the P.V product keeps full vectors).
 template <size_t R, size_t kGroups>
 HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr size_t N = 8;
-  const D d;
+  using V8 = hn::Vec<D8>;
+  const D8 d;
   const size_t count = b.count;
-  V sc[R][kGroups];
+  V8 sc[R][kGroups];
   for (size_t r = 0; r < R; ++r) {
     const float* q = b.q + r * b.ldq;
     for (size_t g = 0; g < kGroups; ++g) {
-      V acc[N];
+      V8 acc[N];
       const float* kj[N];
       for (size_t j = 0; j < N; ++j) {  // keys past count: the last key's row, masked below
         const size_t key = g * N + j < count ? g * N + j : count - 1;
@@ -782,10 +797,10 @@ HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
         acc[j] = hn::Zero(d);
       }
       for (size_t c = 0; c < dk; c += N) {
-        const V qv = InRegister(hn::LoadU(d, q + c));
+        const V8 qv = InRegister(hn::LoadU(d, q + c));
         for (size_t j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, hn::LoadU(d, kj[j] + c), acc[j]);
       }
-      V x = hn::Mul(Sum8(d, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), hn::Set(d, b.scale));
+      V8 x = hn::Mul(Sum8(d, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), hn::Set(d, b.scale));
       if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
       sc[r][g] = x;
     }
@@ -794,12 +809,12 @@ HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
   bool ok = true;
   float inv[kBlockRows];
   for (size_t r = 0; r < R; ++r) {
-    V m = sc[r][0];
+    V8 m = sc[r][0];
     for (size_t g = 1; g < kGroups; ++g) m = hn::Max(m, sc[r][g]);
     m = BroadcastMax(d, m);
-    V a = hn::Zero(d);
+    V8 a = hn::Zero(d);
     for (size_t g = 0; g < kGroups; ++g) {
-      const V e = ExpNonPositive(d, hn::Sub(sc[r][g], m));
+      const V8 e = ExpNonPositive(d, hn::Sub(sc[r][g], m));
       hn::Store(e, d, p[r] + g * N);
       a = hn::Add(a, e);
     }
@@ -811,9 +826,9 @@ HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
   }
   if (!ok) return false;
   WeightedSumBlockImpl(&p[0][0], kGroups * N, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
-  return OutputsFinite<R>(d, b.y, b.ldy, dv);
+  return OutputsFinite<R>(D(), b.y, b.ldy, dv);
 }
-#endif  // HWY_TARGET == HWY_AVX2
+#endif  // TINYATTN_HWY_SUM8
 
 // Full blocks (kBlockRows rows, where the time of a call goes) at Dk = Dv =
 // kD. A short last block (N % 4 rows) and blocks with key ranges or K^T take
@@ -823,7 +838,7 @@ HWY_INLINE bool AttendFew(const AttendBlock& b, size_t dk, size_t dv) {
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b) {
   if (b.rows != kBlockRows || b.own != nullptr || b.kt != nullptr) return AttendBlockKernel(b);
-#if HWY_TARGET == HWY_AVX2
+#if TINYATTN_HWY_SUM8
   if (b.count <= 8) return AttendFew<kBlockRows, 1>(b, kD, kD);
   if (b.count <= 16) return AttendFew<kBlockRows, 2>(b, kD, kD);
 #endif
