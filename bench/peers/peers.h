@@ -82,6 +82,12 @@ void softmax_row_libmvec(float* x, size_t n);
 void softmax_row_libmvec_direct(float* x, size_t n);
 // Its exp pass alone: x[j] = exp(x[j] - shift), their sum (n a multiple of 16).
 float exp_shift_sum_libmvec_direct(float* x, size_t n, float shift);
+// The same three with the 16-lane _ZGVeN16v_expf, at AVX-512 (n a multiple
+// of 32 for the exp pass); callable only where libmvec512_available().
+bool libmvec512_available();
+void softmax_row_libmvec512(float* x, size_t n);
+void softmax_row_libmvec512_direct(float* x, size_t n);
+float exp_shift_sum_libmvec512_direct(float* x, size_t n, float shift);
 // Eigen 3.4's row softmax (an Array's maxCoeff, exp, sum, product).
 void softmax_row_eigen(float* x, size_t n);
 

@@ -145,7 +145,19 @@ std::string svg_plot(const std::vector<std::string>& impls, const std::vector<st
 std::string softmax_table(const TimingConfig& cfg) {
   // Softmax rows: tinyattn's public API, one call per row and one call for
   // all rows, against libmvec's expf (vectorised by GCC and called
-  // directly) and Eigen's row softmax.
+  // directly; 8-lane, and 16-lane where the CPU has AVX-512F) and Eigen's
+  // row softmax.
+  struct MvecForm {
+    const char* name;
+    void (*row)(float*, size_t);
+  };
+  std::vector<MvecForm> mvec_forms = {{"libmvec 8-lane vectorised", softmax_row_libmvec},
+                                      {"libmvec 8-lane direct", softmax_row_libmvec_direct}};
+  if (libmvec512_available()) {
+    mvec_forms.push_back({"libmvec 16-lane vectorised", softmax_row_libmvec512});
+    mvec_forms.push_back({"libmvec 16-lane direct", softmax_row_libmvec512_direct});
+  }
+  const size_t forms = mvec_forms.size();
   std::ostringstream sm;
   std::vector<tinyattn::Port> ports;
   for (tinyattn::Port p : tinyattn::kAllPorts)
@@ -153,12 +165,15 @@ std::string softmax_table(const TimingConfig& cfg) {
   constexpr size_t kSoftmaxFloats = 4096;  // each implementation's matrix: 16 KB, in L1
   sm << "\n### Softmax rows (max, exp and sum, scale), fp32, ns per element\n\n"
      << "Each implementation has a matrix of " << kSoftmaxFloats
-     << " / n rows of n floats (one row at 4096) in place; `x` columns: its speed against the faster of "
-        "libmvec's two forms in this run, and against Eigen.\n\n"
-     << "| row length | rows | libmvec vectorised | libmvec direct | Eigen";
+     << " / n rows of n floats (one row at 4096) in place; `x` columns: its speed against the fastest of "
+        "libmvec's forms in this run, and against Eigen.\n\n"
+     << "| row length | rows";
+  for (const MvecForm& f : mvec_forms) sm << " | " << f.name;
+  sm << " | Eigen";
   for (tinyattn::Port p : ports)
     sm << " | " << port_label(p) << " softmax() per row | x libmvec | softmax_rows() | x libmvec | x Eigen";
-  sm << " |\n|---:|---:|---:|---:|---:";
+  sm << " |\n|---:|---:";
+  for (size_t i = 0; i <= forms; ++i) sm << "|---:";
   for (size_t i = 0; i < ports.size(); ++i) sm << "|---:|---:|---:|---:|---:";
   sm << "|\n";
   for (size_t n = 16; n <= 4096; n *= 2) {
@@ -169,7 +184,7 @@ std::string softmax_table(const TimingConfig& cfg) {
     // normal range. The matrices lie in one buffer, each on a 64-byte
     // boundary: with a heap block each, where the heap put them moved
     // single ratios by up to 0.4 between runs.
-    const size_t impls = 3 + 2 * ports.size();
+    const size_t impls = forms + 1 + 2 * ports.size();
     constexpr size_t kLineFloats = 64 / sizeof(float);
     const size_t stride = kSoftmaxFloats + kLineFloats;
     std::vector<float> storage(impls * stride + kLineFloats);
@@ -182,32 +197,37 @@ std::string softmax_table(const TimingConfig& cfg) {
       mats.push_back(mat);
     }
     std::vector<Sampler> samplers;
-    samplers.push_back(make_sampler([mat = mats[0], rows, n] {
-      for (size_t r = 0; r < rows; ++r) softmax_row_libmvec(mat + r * n, n);
-    }));
-    samplers.push_back(make_sampler([mat = mats[1], rows, n] {
-      for (size_t r = 0; r < rows; ++r) softmax_row_libmvec_direct(mat + r * n, n);
-    }));
-    samplers.push_back(make_sampler([mat = mats[2], rows, n] {
+    for (size_t f = 0; f < forms; ++f)
+      samplers.push_back(make_sampler([mat = mats[f], rows, n, row = mvec_forms[f].row] {
+        for (size_t r = 0; r < rows; ++r) row(mat + r * n, n);
+      }));
+    samplers.push_back(make_sampler([mat = mats[forms], rows, n] {
       for (size_t r = 0; r < rows; ++r) softmax_row_eigen(mat + r * n, n);
     }));
+    const size_t first_port = forms + 1;
     for (size_t i = 0; i < ports.size(); ++i) {
       const tinyattn::Port p = ports[i];
-      samplers.push_back(make_sampler([mat = mats[3 + 2 * i], rows, n, p] {
+      samplers.push_back(make_sampler([mat = mats[first_port + 2 * i], rows, n, p] {
         for (size_t r = 0; r < rows; ++r) keep(tinyattn::softmax(mat + r * n, mat + r * n, n, p));
       }));
-      samplers.push_back(make_sampler([mat = mats[4 + 2 * i], rows, n, p] {
+      samplers.push_back(make_sampler([mat = mats[first_port + 1 + 2 * i], rows, n, p] {
         keep(tinyattn::softmax_rows(mat, mat, rows, n, n, n, p));
       }));
     }
     const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
     const double per = 1e9 / static_cast<double>(kSoftmaxFloats);
-    const double mvec = std::fmin(t[0], t[1]), eigen = t[2];
+    double mvec = t[0];
+    for (size_t f = 1; f < forms; ++f) mvec = std::fmin(mvec, t[f]);
+    const double eigen = t[forms];
     char line[160];
-    std::snprintf(line, sizeof line, "| %zu | %zu | %.3f | %.3f | %.3f", n, rows, t[0] * per, t[1] * per, eigen * per);
+    std::snprintf(line, sizeof line, "| %zu | %zu", n, rows);
     sm << line;
+    for (size_t f = 0; f <= forms; ++f) {
+      std::snprintf(line, sizeof line, " | %.3f", t[f] * per);
+      sm << line;
+    }
     for (size_t i = 0; i < ports.size(); ++i) {
-      const double row = t[3 + 2 * i], all = t[4 + 2 * i];
+      const double row = t[first_port + 2 * i], all = t[first_port + 1 + 2 * i];
       std::snprintf(line, sizeof line, " | %.3f | %.2fx | %.3f | %.2fx | %.2fx", row * per, mvec / row, all * per,
                     mvec / all, eigen / all);
       sm << line;
@@ -220,7 +240,8 @@ std::string softmax_table(const TimingConfig& cfg) {
   {
     constexpr size_t n = kSoftmaxFloats;
     Problem init(1, n, 1, 1);
-    const size_t parts = 1 + 3 * ports.size();
+    const size_t mvec_passes = libmvec512_available() ? 2 : 1;
+    const size_t parts = mvec_passes + 3 * ports.size();
     std::vector<float> storage(parts * (n + 16) + 16);
     const uintptr_t at = reinterpret_cast<uintptr_t>(storage.data());
     float* first = storage.data() + (64 - at % 64) % 64 / sizeof(float);
@@ -233,11 +254,14 @@ std::string softmax_table(const TimingConfig& cfg) {
     // Repeated in place, exp(x - 8) keeps every value in (0, 1].
     std::vector<Sampler> samplers;
     samplers.push_back(make_sampler([x = mats[0]] { keep(exp_shift_sum_libmvec_direct(x, n, 8.0f)); }));
+    if (mvec_passes == 2)
+      samplers.push_back(make_sampler([x = mats[1]] { keep(exp_shift_sum_libmvec512_direct(x, n, 8.0f)); }));
     for (size_t i = 0; i < ports.size(); ++i) {
       const tinyattn::KernelsF32* k = tinyattn::kernels_f32(ports[i]);
-      samplers.push_back(make_sampler([x = mats[1 + 3 * i], k] { keep(k->row_max(x, n)); }));
-      samplers.push_back(make_sampler([x = mats[2 + 3 * i], k] { keep(k->exp_shift_sum(x, n, 8.0f)); }));
-      samplers.push_back(make_sampler([x = mats[3 + 3 * i], k] { k->scale(x, n, 1.0f); }));
+      float* const* m = &mats[mvec_passes + 3 * i];
+      samplers.push_back(make_sampler([x = m[0], k] { keep(k->row_max(x, n)); }));
+      samplers.push_back(make_sampler([x = m[1], k] { keep(k->exp_shift_sum(x, n, 8.0f)); }));
+      samplers.push_back(make_sampler([x = m[2], k] { k->scale(x, n, 1.0f); }));
     }
     samplers.push_back(make_sampler(fma_peak_loop));
     const std::vector<double> t = interleaved_median_seconds(samplers, cfg);
@@ -254,9 +278,13 @@ std::string softmax_table(const TimingConfig& cfg) {
     sm << line;
     std::snprintf(line, sizeof line, "| libmvec _ZGVdN8v_expf, direct | | %.2f | | |\n", t[0] * 1e9 * to_cycles);
     sm << line;
+    if (mvec_passes == 2) {
+      std::snprintf(line, sizeof line, "| libmvec _ZGVeN16v_expf, direct | | %.2f | | |\n", t[1] * 1e9 * to_cycles);
+      sm << line;
+    }
     for (size_t i = 0; i < ports.size(); ++i) {
-      const double mx = t[1 + 3 * i] * 1e9 * to_cycles, ex = t[2 + 3 * i] * 1e9 * to_cycles,
-                   sc = t[3 + 3 * i] * 1e9 * to_cycles;
+      const double* ti = &t[mvec_passes + 3 * i];
+      const double mx = ti[0] * 1e9 * to_cycles, ex = ti[1] * 1e9 * to_cycles, sc = ti[2] * 1e9 * to_cycles;
       std::snprintf(line, sizeof line, "| %s | %.2f | %.2f | %.2f | %.2f |\n", port_label(ports[i]).c_str(), mx, ex,
                     sc, mx + ex + sc);
       sm << line;
