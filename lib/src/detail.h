@@ -60,8 +60,10 @@ struct Tensor {
   bool required = false;
 };
 
-// Whether t.p is aligned for its element (null passes: that is `required`'s check).
-inline bool aligned_for(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.p) % t.align == 0; }
+// Whether t.p is aligned for its element (null passes: that is `required`'s
+// check). Alignments are powers of two: a mask, not a division per tensor
+// (nine of them were a tenth of a small forward's time).
+inline bool aligned_for(const Tensor& t) { return (reinterpret_cast<uintptr_t>(t.p) & (t.align - 1)) == 0; }
 
 // The checks on an entry point's memory, after validate_common, in one order
 // so the same fault gets the same status from every entry point:
