@@ -59,6 +59,7 @@ TINYATTN_SAME_VALUE(TINYATTN_SCORES_SOFTCAPPED, ScoreStage::kSoftcapped);
 TINYATTN_SAME_VALUE(TINYATTN_SCORES_MASKED, ScoreStage::kMasked);
 TINYATTN_SAME_VALUE(TINYATTN_SCRATCH_MINIMAL, Scratch::kMinimal);
 TINYATTN_SAME_VALUE(TINYATTN_SCRATCH_TRANSPOSED_KEYS, Scratch::kTransposedKeys);
+TINYATTN_SAME_VALUE(TINYATTN_SCRATCH_DEFAULT, kDefaultScratch);
 TINYATTN_SAME_VALUE(TINYATTN_F16_WIDEN_TO_F32, F16Compute::kWidenToF32);
 TINYATTN_SAME_VALUE(TINYATTN_F16_NATIVE_F16_PRODUCTS, F16Compute::kNativeF16Products);
 TINYATTN_SAME_VALUE(TINYATTN_BACKWARD_SAVED_WEIGHTS, BackwardMode::kSavedWeights);
@@ -88,12 +89,10 @@ static_assert(TINYATTN_KEEP_BITS_ROW_BYTES(13) == keep_bits_row_bytes(13), "keep
 
 // The macros are constant expressions equal to the C++ formulas; the C test
 // sweeps them at run time, these pin a few cases at compile time.
-// TINYATTN_FORWARD_WORKSPACE_BYTES is the minimal workspace.
-static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(16, 257, 32, 1, 1) ==
-                  forward_workspace_bytes(Dims{16, 257, 32, 1}, true, Scratch::kMinimal),
+static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(16, 257, 32, 1, 1) == forward_workspace_bytes(Dims{16, 257, 32, 1}),
               "forward workspace macro");
 static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES(64, 1000, 64, 512, 0) ==
-                  forward_workspace_bytes(Dims{64, 1000, 64, 512}, false, Scratch::kMinimal),
+                  forward_workspace_bytes(Dims{64, 1000, 64, 512}, false),
               "forward workspace macro");
 static_assert(TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(64, 200, 48, 32, 1, TINYATTN_SCRATCH_TRANSPOSED_KEYS) ==
                   forward_workspace_bytes(Dims{64, 200, 48, 32}, true, Scratch::kTransposedKeys),

@@ -117,6 +117,7 @@ tinyattn_status capi_cxx_forward_i8(const tinyattn_dims* d, const tinyattn_forwa
 const char* capi_cxx_status_string(int s) { return to_string(static_cast<Status>(s)); }
 
 size_t capi_cxx_forward_workspace_bytes(const tinyattn_dims* d, int with_weights, int transposed_keys) {
+  if (transposed_keys < 0) return forward_workspace_bytes(dims_of(d), with_weights != 0);  // the default
   return forward_workspace_bytes(dims_of(d), with_weights != 0,
                                  transposed_keys ? Scratch::kTransposedKeys : Scratch::kMinimal);
 }

@@ -34,6 +34,7 @@ tinyattn_status capi_cxx_forward_i8(const tinyattn_dims* d, const tinyattn_forwa
 
 /* The C++ status name and the C++ constexpr workspace formulas. */
 const char* capi_cxx_status_string(int s);
+/* transposed_keys: 1 Scratch::kTransposedKeys, 0 kMinimal, -1 the default (no argument). */
 size_t capi_cxx_forward_workspace_bytes(const tinyattn_dims* d, int with_weights, int transposed_keys);
 size_t capi_cxx_forward_f16_workspace_bytes(const tinyattn_dims* d, int with_weights);
 size_t capi_cxx_forward_i8_workspace_bytes(const tinyattn_dims* d);

@@ -329,7 +329,7 @@ static void test_forward_tiled_static_workspace(void) {
   fill(tq, TN * TDK);
   fill(tk, TM * TDK);
   fill(tv, TM * TDV);
-  CHECK(sizeof tiled_ws == tinyattn_forward_workspace_bytes(&d, 0, TINYATTN_SCRATCH_MINIMAL));
+  CHECK(sizeof tiled_ws == tinyattn_forward_workspace_bytes(&d, 0, TINYATTN_SCRATCH_DEFAULT));
   CHECK_STATUS(tinyattn_forward(&d, &io, tiled_ws, sizeof tiled_ws, NULL, NULL), TINYATTN_OK);
   capi_ref_forward(&d, tq, tk, tv, NULL, default_scale(TDK), try_, NULL, NULL);
   for (i = 0; i < TN * TDV; ++i) CHECK(fabs(ty[i] - try_[i]) <= 2e-5 + 2e-5 * fabs(try_[i]));
@@ -610,9 +610,12 @@ static void test_workspace_macros(void) {
           const tinyattn_dims d = TINYATTN_DIMS_HEADS(n, m, dk, dv, 8, 2);
           int ww;
           for (ww = 0; ww <= 1; ++ww) {
+            /* the default workspace, in C as in C++ */
             CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, ww) ==
-                  tinyattn_forward_workspace_bytes(&d, ww, TINYATTN_SCRATCH_MINIMAL));
-            CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, ww) == capi_cxx_forward_workspace_bytes(&d, ww, 0));
+                  tinyattn_forward_workspace_bytes(&d, ww, TINYATTN_SCRATCH_DEFAULT));
+            CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, ww) == capi_cxx_forward_workspace_bytes(&d, ww, -1));
+            CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, ww, TINYATTN_SCRATCH_MINIMAL) ==
+                  capi_cxx_forward_workspace_bytes(&d, ww, 0));
             CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, ww, TINYATTN_SCRATCH_MINIMAL) ==
                   tinyattn_forward_workspace_bytes(&d, ww, TINYATTN_SCRATCH_MINIMAL));
             CHECK(TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, ww, TINYATTN_SCRATCH_TRANSPOSED_KEYS) ==

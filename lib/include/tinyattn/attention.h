@@ -124,7 +124,10 @@ constexpr bool forward_transposes_keys(const Dims& d, bool with_weights) {
 //                       rows that walk the key tiles together, or one row's
 //                       accumulator), independent of M.
 //  Scratch::kTransposedKeys: + Dk * min(M, kKeyTile) floats where
-//                       forward_transposes_keys(dims, with_weights).
+//                       forward_transposes_keys(dims, false), with weights
+//                       too: one buffer serves either call at full speed
+//                       (M > kKeyTile: only the call without weights
+//                       transposes).
 // It never grows with N past kBlockRows, nor with the number of heads.
 constexpr size_t forward_score_rows_bytes(const Dims& d, bool tiled) {
   return forward_block_rows(d) * (tiled ? align_up(kKeyTile * sizeof(float), kWorkspaceAlign) +
@@ -140,7 +143,7 @@ constexpr size_t forward_workspace_bytes(const Dims& d, bool with_weights = true
   // over kKeyTile or Dv is large), so that one buffer serves either call.
   const size_t other = with_weights ? forward_score_rows_bytes(d, forward_uses_tiles(d, false)) : 0;
   return (own > other ? own : other) +
-         (scratch == Scratch::kTransposedKeys && forward_transposes_keys(d, with_weights)
+         (scratch == Scratch::kTransposedKeys && forward_transposes_keys(d, false)
               ? d.dk * forward_transposed_keys_stride(d) * sizeof(float)
               : 0);
 }

@@ -168,10 +168,13 @@ typedef struct tinyattn_options {
 #define TINYATTN_BLOCK_ROWS 4u
 #define TINYATTN_TRANSPOSED_KEYS_MIN_ROWS 32u
 
-/* What a forward workspace holds beyond the minimum (attention.h, Scratch). */
+/* What a forward workspace holds beyond the minimum (attention.h, Scratch).
+ * DEFAULT is the fast one, as in C++ (kDefaultScratch): the transposed keys
+ * where they apply, nothing more on M-profile cores; MINIMAL is the least RAM. */
 typedef enum tinyattn_scratch {
   TINYATTN_SCRATCH_MINIMAL = 0,
   TINYATTN_SCRATCH_TRANSPOSED_KEYS,
+  TINYATTN_SCRATCH_DEFAULT = TINYATTN_SCRATCH_TRANSPOSED_KEYS,
   TINYATTN_SCRATCH_MAX_ = 0x7FFFFFFF
 } tinyattn_scratch;
 
@@ -437,14 +440,18 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
    ((size_t)(m) <= TINYATTN_KEY_TILE || TINYATTN_FORWARD_USES_TILES_(m, with_weights)))
 
 /* With weights, also the no-weights path's need, so one buffer serves both. */
-#define TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, with_weights)                                       \
+#define TINYATTN_FORWARD_MINIMAL_BYTES_(n, m, dv, with_weights)                                            \
   TINYATTN_MAX_(TINYATTN_FORWARD_SCORE_ROWS_BYTES_(n, m, dv, TINYATTN_FORWARD_USES_TILES_(m, with_weights)), \
                 ((with_weights) ? TINYATTN_FORWARD_SCORE_ROWS_BYTES_(n, m, dv, TINYATTN_FORWARD_USES_TILES_(m, 0)) \
                                 : (size_t)0))
 
+/* The default workspace (TINYATTN_SCRATCH_DEFAULT), as forward_workspace_bytes(dims, with_weights). */
+#define TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, with_weights) \
+  TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, with_weights, TINYATTN_SCRATCH_DEFAULT)
+
 #define TINYATTN_FORWARD_WORKSPACE_BYTES_SCRATCH(n, m, dk, dv, with_weights, scratch)                       \
-  (TINYATTN_FORWARD_WORKSPACE_BYTES(n, m, dk, dv, with_weights) +                                           \
-   (((scratch) == TINYATTN_SCRATCH_TRANSPOSED_KEYS && TINYATTN_FORWARD_TRANSPOSES_KEYS_(n, m, with_weights)) \
+  (TINYATTN_FORWARD_MINIMAL_BYTES_(n, m, dv, with_weights) +                                                \
+   (((scratch) == TINYATTN_SCRATCH_TRANSPOSED_KEYS && TINYATTN_FORWARD_TRANSPOSES_KEYS_(n, m, 0))            \
         ? (size_t)(dk) * TINYATTN_ALIGN_UP_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE),          \
                                             TINYATTN_WORKSPACE_ALIGN / sizeof(float)) * sizeof(float)       \
         : (size_t)0))
