@@ -287,18 +287,33 @@ inline void exp_rows(const KernelsF32& kern, float* s, size_t ld, size_t count, 
 // all NaN (the NaN row_max returned), else exp(s - max) / sum (the +inf keys
 // share the weight).
 inline constexpr size_t kExpRowsAtOnce = 8;
+static_assert(kExpRowsAtOnce <= kShortRowsAtOnce, "softmax_short_rows takes a group of rows at once");
+// A row after its maximum and (live) exponentials: scaled by 1/sum, or the
+// zeros or NaNs of a row without a visible key or with a NaN logit.
+inline void finish_softmax_row(const KernelsF32& kern, float* s, size_t n, const RowExp& e) {
+  if (e.end == RowEnd::kLive)
+    kern.scale(s, n, 1.0f / e.sum);
+  else
+    fill(s, n, e.end == RowEnd::kNoKey ? 0.0f : e.max);
+}
 inline void softmax_rows_in_place(const KernelsF32& kern, float* p, size_t rows, size_t n, size_t ld) {
   RowExp e[kExpRowsAtOnce];
   for (size_t r0 = 0; r0 < rows; r0 += kExpRowsAtOnce) {
     const size_t count = rows - r0 < kExpRowsAtOnce ? rows - r0 : kExpRowsAtOnce;
     float* s = p + r0 * ld;
-    exp_rows(kern, s, ld, count, n, e);
-    for (size_t r = 0; r < count; ++r) {
-      if (e[r].end == RowEnd::kLive)
-        kern.scale(s + r * ld, n, 1.0f / e[r].sum);
-      else
-        fill(s + r * ld, n, e[r].end == RowEnd::kNoKey ? 0.0f : e[r].max);
+    float max[kExpRowsAtOnce], sum[kExpRowsAtOnce];
+    if (kern.softmax_short_rows && kern.softmax_short_rows(s, ld, count, n, max, sum)) {
+      // Rows with a finite maximum are done; the others as below.
+      for (size_t r = 0; r < count; ++r) {
+        if (max[r] > -kInf && max[r] < kInf) continue;
+        RowExp x{row_end(max[r]), max[r], 0.0f};
+        if (x.end == RowEnd::kLive) x.sum = exponentiate(kern, s + r * ld, n, x.max);  // a +inf logit
+        finish_softmax_row(kern, s + r * ld, n, x);
+      }
+      continue;
     }
+    exp_rows(kern, s, ld, count, n, e);
+    for (size_t r = 0; r < count; ++r) finish_softmax_row(kern, s + r * ld, n, e[r]);
   }
 }
 

@@ -108,6 +108,80 @@ TA_CASE("kernels: row_max finds the maximum anywhere, -inf rows stay -inf, and N
   }
 }
 
+// softmax_short_rows against the three primitives it replaces, to the bit:
+// every length the kernel takes (and the first it declines), every row
+// count, a gap between rows (ld > n) that must stay untouched, and rows whose
+// maximum is -inf (all masked), +inf or NaN, which it must leave as they were.
+TA_CASE("kernels: softmax_short_rows is row_max, exp_shift_sum and scale to the bit, and leaves non-finite rows alone") {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Ports pl;
+  size_t with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.softmax_short_rows) continue;
+    ++with;
+    Arena::Scope scope;
+    constexpr size_t kRows = tinyattn::kShortRowsAtOnce;
+    const size_t ld = kMaxLen + 3;
+    float* got = alloc<float>(kRows * ld);
+    float* want = alloc<float>(kRows * ld);
+    if (!got || !want) TA_IGNORE("the test arena cannot hold the rows");
+    Rng rng(31 + pi);
+    size_t longest = 0, differ = 0, wrong_max = 0, touched = 0, declined_touched = 0;
+    for (size_t n = 1; n <= kMaxLen; ++n) {
+      for (size_t count = 1; count <= kRows; ++count) {
+        for (size_t i = 0; i < kRows * ld; ++i) got[i] = kGuardValue;
+        for (size_t r = 0; r < count; ++r) {
+          float* x = got + r * ld;
+          for (size_t j = 0; j < n; ++j) x[j] = rng.uniform(-4.0f, 4.0f);
+          const size_t pos = (r * 7 + n) % n;
+          if (r == 1) x[pos] = -1e30f;  // a lane that exp flushes to 0
+          if (r == 2) x[pos] = std::numeric_limits<float>::quiet_NaN();
+          if (r == 3) x[pos] = kInf;
+          if (r == 4)
+            for (size_t j = 0; j < n; ++j) x[j] = -kInf;  // every key masked
+          if (r == 5) x[pos] = -kInf;
+        }
+        std::memcpy(want, got, kRows * ld * sizeof(float));
+        float max[kRows], sum[kRows];
+        if (!k.softmax_short_rows(got, ld, count, n, max, sum)) {
+          declined_touched += std::memcmp(got, want, kRows * ld * sizeof(float)) != 0;
+          continue;
+        }
+        longest = n > longest ? n : longest;
+        for (size_t r = 0; r < count; ++r) {
+          float* w = want + r * ld;
+          const float m = k.row_max(w, n);
+          wrong_max += std::memcmp(&m, &max[r], sizeof m) != 0;
+          if (m > -kInf && m < kInf) {
+            const float total = k.exp_shift_sum(w, n, m);
+            k.scale(w, n, 1.0f / total);
+            differ += total != sum[r];
+          }
+        }
+        // Rows past count, the gap past each row's n, and the non-finite rows:
+        // as they were (want holds them unchanged).
+        for (size_t i = 0; i < kRows * ld; ++i) {
+          const bool row_part = i / ld < count && i % ld < n;
+          if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            if (row_part) ++differ;
+            else ++touched;
+          }
+        }
+      }
+    }
+    TA_CHECK_MSG(longest >= 1, "%s/%s: softmax_short_rows declined every length", k.port, k.simd_target());
+    TA_CHECK_MSG(differ == 0, "%s/%s: %zu values or sums differ from the three primitives", k.port, k.simd_target(),
+                 differ);
+    TA_CHECK_MSG(wrong_max == 0, "%s/%s: %zu maxima differ from row_max", k.port, k.simd_target(), wrong_max);
+    TA_CHECK_MSG(touched == 0 && declined_touched == 0, "%s/%s: wrote outside its rows (%zu, declined %zu)", k.port,
+                 k.simd_target(), touched, declined_touched);
+    TA_CHECK_MSG(!k.softmax_short_rows(got, ld, kRows + 1, 1, nullptr, nullptr),
+                 "%s/%s: took more rows than kShortRowsAtOnce", k.port, k.simd_target());
+  }
+  if (with == 0) TA_IGNORE("no port in this build has softmax_short_rows");
+}
+
 TA_CASE("kernels: weighted_sum, axpy and scale for every length") {
   Ports pl;
   for (size_t pi = 0; pi < pl.n; ++pi) {

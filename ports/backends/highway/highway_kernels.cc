@@ -847,6 +847,83 @@ bool AttendFixed(const AttendBlock& b) {
 
 constexpr SquareFixedExtents kAttendFixed =
     square_fixed_extents(AttendBlockKernel, AttendFixed<8>, AttendFixed<16>, AttendFixed<32>, AttendFixed<64>);
+
+#if !HWY_HAVE_SCALABLE
+// R rows of at most two vectors (first + second lanes), each in registers
+// from its load to its store, pass by pass across the rows (R independent
+// chains in each): RowMax, ExpShiftSum and Scale's operations on them, in
+// their order, so the same floats, without the calls, the store and reload
+// between the passes or the scalar round trips. Arrays of vectors: not on
+// the sizeless SVE targets, which keep the row-by-row primitives.
+template <size_t R>
+HWY_INLINE void ShortRows(float* HWY_RESTRICT s, size_t ld, size_t first, size_t second, float* max, float* sum) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const V minus_inf = hn::Set(d, -kInf);
+  V a[R], b[R];
+  float mx[R];
+  // RowMax: whole vectors into one maximum, a partial one into another.
+  for (size_t r = 0; r < R; ++r) {
+    const float* x = s + r * ld;
+    a[r] = first == N ? hn::LoadU(d, x) : hn::IfThenElse(hn::FirstN(d, first), LoadTail(d, x, first), minus_inf);
+    b[r] = second == N ? hn::LoadU(d, x + N)
+           : second    ? hn::IfThenElse(hn::FirstN(d, second), LoadTail(d, x + N, second), minus_inf)
+                       : minus_inf;
+  }
+  for (size_t r = 0; r < R; ++r) {
+    const bool nan = !hn::AllFalse(d, hn::Or(hn::IsNaN(a[r]), hn::IsNaN(b[r])));
+    const V whole = first == N ? (second == N ? hn::Max(hn::Max(minus_inf, a[r]), b[r]) : hn::Max(minus_inf, a[r]))
+                               : minus_inf;
+    const V part = first == N ? (second == N ? minus_inf : b[r]) : a[r];
+    mx[r] = nan ? std::numeric_limits<float>::quiet_NaN()
+                : hn::GetLane(BroadcastMax(d, hn::Max(hn::Max(whole, part), minus_inf)));
+    max[r] = mx[r];
+  }
+  // ExpShiftSum: a whole first vector, then the partial or second one (lanes
+  // past the row are -inf here, so their exp is 0 before the mask).
+  for (size_t r = 0; r < R; ++r) {
+    const V sh = hn::Set(d, mx[r]);
+    const V e0 = first == N ? ExpPoly(d, hn::Sub(a[r], sh)) : hn::Zero(d);
+    const V e1 = first == N ? (second == N ? ExpPoly(d, hn::Sub(b[r], sh))
+                               : second    ? hn::IfThenElseZero(hn::FirstN(d, second), ExpPoly(d, hn::Sub(b[r], sh)))
+                                           : hn::Zero(d))
+                            : hn::IfThenElseZero(hn::FirstN(d, first), ExpPoly(d, hn::Sub(a[r], sh)));
+    a[r] = e0;
+    b[r] = e1;
+  }
+  // Scale by 1 / sum; rows whose maximum is -inf, +inf or NaN stay as they were.
+  for (size_t r = 0; r < R; ++r) {
+    if (!(mx[r] > -kInf && mx[r] < kInf)) continue;
+    const float total = ReduceSum(d, hn::Add(a[r], b[r]));
+    sum[r] = total;
+    const V inv = hn::Set(d, 1.0f / total);
+    float* x = s + r * ld;
+    if (first == N) hn::StoreU(hn::Mul(a[r], inv), d, x);
+    else StoreTail(d, hn::Mul(b[r], inv), x, first);
+    if (second == N) hn::StoreU(hn::Mul(b[r], inv), d, x + N);
+    else if (second) StoreTail(d, hn::Mul(b[r], inv), x + N, second);
+  }
+}
+
+bool SoftmaxShortRows(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, float* max, float* sum) {
+  const size_t N = hn::Lanes(D());
+  if (n == 0 || n > 2 * N || count == 0 || count > kShortRowsAtOnce) return false;
+  const size_t first = n > N ? N : n, second = n > N ? n - N : 0;
+  size_t r = 0;
+  for (; r + 4 <= count; r += 4) ShortRows<4>(s + r * ld, ld, first, second, max + r, sum + r);
+  switch (count - r) {
+    case 3: ShortRows<3>(s + r * ld, ld, first, second, max + r, sum + r); break;
+    case 2: ShortRows<2>(s + r * ld, ld, first, second, max + r, sum + r); break;
+    case 1: ShortRows<1>(s + r * ld, ld, first, second, max + r, sum + r); break;
+    default: break;
+  }
+  return true;
+}
+#define TINYATTN_HWY_SHORT_ROWS SoftmaxShortRows
+#else
+#define TINYATTN_HWY_SHORT_ROWS nullptr
+#endif  // !HWY_HAVE_SCALABLE
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #undef TINYATTN_HWY_MASKED_MEM
@@ -857,13 +934,15 @@ const KernelsF32* Table() {
 #if HWY_TARGET != HWY_SCALAR
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores,      RowMax,           ExpShiftSum,
                                      WeightedSum, Axpy,    Scale,       Exp,              ScoresBlock,
-                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed, kAttendFixed.entry};
+                                     WeightedSumBlock, AttendBlockKernel, ScoresBlockTransposed, kAttendFixed.entry,
+                                     TINYATTN_HWY_SHORT_ROWS};
 #else  // one lane: a register tile gains nothing over the row kernels
   static constexpr KernelsF32 kTable{"highway", SimdTarget, Scores, RowMax, ExpShiftSum,
                                      WeightedSum, Axpy,      Scale,  Exp};
 #endif
   return &kTable;
 }
+#undef TINYATTN_HWY_SHORT_ROWS
 
 }  // namespace HWY_NAMESPACE
 }  // namespace highway

@@ -100,7 +100,21 @@ struct KernelsF32 {
   // the driver gives it whole calls whose rows all see the same keys and that
   // want no weights or softcap (ForwardIo::scores, a pass of its own, may be asked).
   bool (*const* attend_fixed)(const AttendBlock& b) = nullptr;
+
+  // Optional (nullptr: row_max, exp_shift_sum and scale row by row): the
+  // softmax of 1 <= count <= kShortRowsAtOnce short rows of n floats in place,
+  // row r at s + r*ld, in one call, so short rows (softmax_rows) pay no call,
+  // store and reload between the three passes. Returns false, touching
+  // nothing, when n is longer than it takes (or 0). Otherwise max[r] is
+  // row_max of row r and, where that is finite, the row becomes exactly what
+  // exp_shift_sum(row, n, max[r]) then scale(row, n, 1.0f / sum) make of it
+  // (the same floats), with sum[r] that sum; rows whose maximum is -inf, +inf
+  // or NaN are left as they were, for the caller.
+  bool (*softmax_short_rows)(float* s, size_t ld, size_t count, size_t n, float* max, float* sum) = nullptr;
 };
+
+// At most this many rows per softmax_short_rows call.
+inline constexpr size_t kShortRowsAtOnce = 8;
 
 // Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows),
 // row r sees keys [own[2r], own[2r+1]) of [0, count) (own == nullptr: all of
