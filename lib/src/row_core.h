@@ -296,13 +296,20 @@ inline void finish_softmax_row(const KernelsF32& kern, float* s, size_t n, const
   else
     fill(s, n, e.end == RowEnd::kNoKey ? 0.0f : e.max);
 }
+// No M-profile port has softmax_short_rows: their builds leave the branch,
+// and its arrays, out of softmax_rows' frame (the board stack bound).
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+inline constexpr bool kShortRowsUsed = false;
+#else
+inline constexpr bool kShortRowsUsed = true;
+#endif
 inline void softmax_rows_in_place(const KernelsF32& kern, float* p, size_t rows, size_t n, size_t ld) {
   RowExp e[kExpRowsAtOnce];
   for (size_t r0 = 0; r0 < rows; r0 += kExpRowsAtOnce) {
     const size_t count = rows - r0 < kExpRowsAtOnce ? rows - r0 : kExpRowsAtOnce;
     float* s = p + r0 * ld;
     float max[kExpRowsAtOnce], sum[kExpRowsAtOnce];
-    if (kern.softmax_short_rows && kern.softmax_short_rows(s, ld, count, n, max, sum)) {
+    if (kShortRowsUsed && kern.softmax_short_rows && kern.softmax_short_rows(s, ld, count, n, max, sum)) {
       // Rows with a finite maximum are done; the others as below.
       for (size_t r = 0; r < count; ++r) {
         if (max[r] > -kInf && max[r] < kInf) continue;
