@@ -90,5 +90,8 @@ void softmax_row_libmvec512_direct(float* x, size_t n);
 float exp_shift_sum_libmvec512_direct(float* x, size_t n, float shift);
 // Eigen 3.4's row softmax (an Array's maxCoeff, exp, sum, product).
 void softmax_row_eigen(float* x, size_t n);
+// The same built for AVX-512 (16-lane packets); callable only where eigen512_available().
+bool eigen512_available();
+void softmax_row_eigen512(float* x, size_t n);
 
 }  // namespace bench
