@@ -109,7 +109,7 @@ TA_CASE("kernels: row_max finds the maximum anywhere, -inf rows stay -inf, and N
 }
 
 // softmax_short_rows against the three primitives it replaces, to the bit:
-// every length the kernel takes (and the first it declines), every row
+// every length up to short_rows_max taken, every longer one declined, every row
 // count, a gap between rows (ld > n) that must stay untouched, and rows whose
 // maximum is -inf (all masked), +inf or NaN, which it must leave as they were.
 TA_CASE("kernels: softmax_short_rows is row_max, exp_shift_sum and scale to the bit, and leaves non-finite rows alone") {
@@ -127,7 +127,7 @@ TA_CASE("kernels: softmax_short_rows is row_max, exp_shift_sum and scale to the 
     float* want = alloc<float>(kRows * ld);
     if (!got || !want) TA_IGNORE("the test arena cannot hold the rows");
     Rng rng(31 + pi);
-    size_t longest = 0, differ = 0, wrong_max = 0, touched = 0, declined_touched = 0;
+    size_t longest = 0, differ = 0, wrong_max = 0, touched = 0, declined_touched = 0, wrong_decline = 0;
     for (size_t n = 1; n <= kMaxLen; ++n) {
       for (size_t count = 1; count <= kRows; ++count) {
         for (size_t i = 0; i < kRows * ld; ++i) got[i] = kGuardValue;
@@ -144,7 +144,9 @@ TA_CASE("kernels: softmax_short_rows is row_max, exp_shift_sum and scale to the 
         }
         std::memcpy(want, got, kRows * ld * sizeof(float));
         float max[kRows], sum[kRows];
-        if (!k.softmax_short_rows(got, ld, count, n, max, sum)) {
+        const bool taken = k.softmax_short_rows(got, ld, count, n, max, sum);
+        wrong_decline += taken != (n <= k.short_rows_max);
+        if (!taken) {
           declined_touched += std::memcmp(got, want, kRows * ld * sizeof(float)) != 0;
           continue;
         }
@@ -171,6 +173,9 @@ TA_CASE("kernels: softmax_short_rows is row_max, exp_shift_sum and scale to the 
       }
     }
     TA_CHECK_MSG(longest >= 1, "%s/%s: softmax_short_rows declined every length", k.port, k.simd_target());
+    TA_CHECK_MSG(wrong_decline == 0 && k.short_rows_max < kMaxLen,
+                 "%s/%s: %zu calls taken or declined against short_rows_max %zu", k.port, k.simd_target(),
+                 wrong_decline, k.short_rows_max);
     TA_CHECK_MSG(differ == 0, "%s/%s: %zu values or sums differ from the three primitives", k.port, k.simd_target(),
                  differ);
     TA_CHECK_MSG(wrong_max == 0, "%s/%s: %zu maxima differ from row_max", k.port, k.simd_target(), wrong_max);

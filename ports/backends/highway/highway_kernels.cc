@@ -920,9 +920,9 @@ bool SoftmaxShortRows(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, 
   }
   return true;
 }
-#define TINYATTN_HWY_SHORT_ROWS SoftmaxShortRows
+#define TINYATTN_HWY_SHORT_ROWS SoftmaxShortRows, 2 * hn::MaxLanes(D())
 #else
-#define TINYATTN_HWY_SHORT_ROWS nullptr
+#define TINYATTN_HWY_SHORT_ROWS nullptr, 0
 #endif  // !HWY_HAVE_SCALABLE
 #endif  // HWY_TARGET != HWY_SCALAR
 
