@@ -273,13 +273,16 @@ struct RowExp {
   float max;
   float sum;  // 0 unless live
 };
+// One row after its maximum e.max: how it ends and, when live, its
+// exponentials and their sum (in place: a returned RowExp cost the boards'
+// softmax_rows frame 8-16 bytes).
+inline void exp_after_max(const KernelsF32& kern, float* s, size_t n, RowExp& e) {
+  e.end = row_end(e.max);
+  e.sum = e.end == RowEnd::kLive ? exponentiate(kern, s, n, e.max) : 0.0f;
+}
 inline void exp_rows(const KernelsF32& kern, float* s, size_t ld, size_t count, size_t n, RowExp* out) {
-  for (size_t r = 0; r < count; ++r) {
-    const float max = kern.row_max(s + r * ld, n);
-    out[r] = {row_end(max), max, 0.0f};
-  }
-  for (size_t r = 0; r < count; ++r)
-    if (out[r].end == RowEnd::kLive) out[r].sum = exponentiate(kern, s + r * ld, n, out[r].max);
+  for (size_t r = 0; r < count; ++r) out[r].max = kern.row_max(s + r * ld, n);
+  for (size_t r = 0; r < count; ++r) exp_after_max(kern, s + r * ld, n, out[r]);
 }
 
 // softmax() of `rows` rows of n in place (tinyattn/softmax.h), row r at
@@ -303,25 +306,31 @@ inline constexpr bool kShortRowsUsed = false;
 #else
 inline constexpr bool kShortRowsUsed = true;
 #endif
+// A group of rows through the port's softmax_short_rows, where it takes
+// them: false leaves them to the three primitives. One row alone measured
+// faster through those (softmax() at 16 floats: 1.49 against 1.69 ns per
+// element); groups gain 1.2x.
+inline bool short_rows_in_place(const KernelsF32& kern, float* s, size_t ld, size_t count, size_t n) {
+  float max[kExpRowsAtOnce], sum[kExpRowsAtOnce];
+  if (!(count > 1 && n <= kern.short_rows_max && kern.softmax_short_rows &&
+        kern.softmax_short_rows(s, ld, count, n, max, sum)))
+    return false;
+  // Rows with a finite maximum are done; the others as the primitives' path.
+  for (size_t r = 0; r < count; ++r) {
+    if (max[r] > -kInf && max[r] < kInf) continue;
+    RowExp e;
+    e.max = max[r];
+    exp_after_max(kern, s + r * ld, n, e);
+    finish_softmax_row(kern, s + r * ld, n, e);
+  }
+  return true;
+}
 inline void softmax_rows_in_place(const KernelsF32& kern, float* p, size_t rows, size_t n, size_t ld) {
   RowExp e[kExpRowsAtOnce];
   for (size_t r0 = 0; r0 < rows; r0 += kExpRowsAtOnce) {
     const size_t count = rows - r0 < kExpRowsAtOnce ? rows - r0 : kExpRowsAtOnce;
     float* s = p + r0 * ld;
-    float max[kExpRowsAtOnce], sum[kExpRowsAtOnce];
-    // One row alone measured faster through the three primitives (softmax()
-    // at 16 floats: 1.49 against 1.69 ns per element); groups gain 1.2x.
-    if (kShortRowsUsed && count > 1 && n <= kern.short_rows_max && kern.softmax_short_rows &&
-        kern.softmax_short_rows(s, ld, count, n, max, sum)) {
-      // Rows with a finite maximum are done; the others as below.
-      for (size_t r = 0; r < count; ++r) {
-        if (max[r] > -kInf && max[r] < kInf) continue;
-        RowExp x{row_end(max[r]), max[r], 0.0f};
-        if (x.end == RowEnd::kLive) x.sum = exponentiate(kern, s + r * ld, n, x.max);  // a +inf logit
-        finish_softmax_row(kern, s + r * ld, n, x);
-      }
-      continue;
-    }
+    if (kShortRowsUsed && short_rows_in_place(kern, s, ld, count, n)) continue;
     exp_rows(kern, s, ld, count, n, e);
     for (size_t r = 0; r < count; ++r) finish_softmax_row(kern, s + r * ld, n, e[r]);
   }
