@@ -318,8 +318,7 @@ inline bool short_rows_in_place(const KernelsF32& kern, float* s, size_t ld, siz
   // Rows with a finite maximum are done; the others as the primitives' path.
   for (size_t r = 0; r < count; ++r) {
     if (max[r] > -kInf && max[r] < kInf) continue;
-    RowExp e;
-    e.max = max[r];
+    RowExp e{RowEnd::kLive, max[r], 0.0f};  // exp_after_max settles end and sum
     exp_after_max(kern, s + r * ld, n, e);
     finish_softmax_row(kern, s + r * ld, n, e);
   }
