@@ -38,16 +38,16 @@ inline bool overlaps(Extent a, Extent b) {
   return a0 >= b0 ? a0 - b0 < b.bytes : b0 - a0 < a.bytes;
 }
 
-// kAliasing if any output overlaps an input or another output, else kOk.
-// Every entry point lists its tensors (null ones are ignored) and calls this.
-template <size_t kInputs, size_t kOutputs>
-Status check_aliasing(const Extent (&inputs)[kInputs], const Extent (&outputs)[kOutputs]) {
-  for (size_t a = 0; a < kOutputs; ++a) {
-    if (outputs[a].p == nullptr || outputs[a].bytes == 0) continue;  // overlaps nothing (most optional outputs)
-    for (const Extent& in : inputs)
-      if (overlaps(outputs[a], in)) return Status::kAliasing;
-    for (size_t b = a + 1; b < kOutputs; ++b)
-      if (overlaps(outputs[a], outputs[b])) return Status::kAliasing;
+// kAliasing if any of out[0..n_out) overlaps one of in[0..n_in) or another
+// of out, else kOk. The callers list only extents that exist (non-null, non-
+// empty): a small forward has two outputs and three inputs, not five and
+// nine, and these pairs were a sixth of its time.
+inline Status check_aliasing(const Extent* in, size_t n_in, const Extent* out, size_t n_out) {
+  for (size_t a = 0; a < n_out; ++a) {
+    for (size_t i = 0; i < n_in; ++i)
+      if (overlaps(out[a], in[i])) return Status::kAliasing;
+    for (size_t b = a + 1; b < n_out; ++b)
+      if (overlaps(out[a], out[b])) return Status::kAliasing;
   }
   return Status::kOk;
 }
@@ -88,10 +88,13 @@ Status check_memory(const Tensor (&inputs)[kIn], const Tensor (&outputs)[kOut], 
                     size_t ws_written) {
   if (ws.bytes < ws_needed) return Status::kWorkspaceTooSmall;
   Extent in[kIn], out[kOut + 1];
-  for (size_t a = 0; a < kIn; ++a) in[a] = {inputs[a].p, inputs[a].bytes};
-  for (size_t a = 0; a < kOut; ++a) out[a] = {outputs[a].p, outputs[a].bytes};
-  out[kOut] = {ws.data, ws_written};
-  return check_aliasing(in, out);
+  size_t n_in = 0, n_out = 0;
+  for (const Tensor& t : inputs)
+    if (t.p != nullptr && t.bytes != 0) in[n_in++] = {t.p, t.bytes};
+  for (const Tensor& t : outputs)
+    if (t.p != nullptr && t.bytes != 0) out[n_out++] = {t.p, t.bytes};
+  if (ws.data != nullptr && ws_written != 0) out[n_out++] = {ws.data, ws_written};
+  return check_aliasing(in, n_in, out, n_out);
 }
 
 // Both, for the float paths, whose own check is that the full-row arrays
