@@ -203,7 +203,7 @@ class TinyattnBlocks : public Forward {
     const Problem& p = p_;
     float max[tinyattn::kBlockRows], sum[tinyattn::kBlockRows];
     for (size_t i = 0; i < p.n; i += tinyattn::kBlockRows) {
-      tinyattn::AttendBlock b;
+      tinyattn::AttendBlock b;  // every field set below
       b.q = &p.q[i * p.dk];
       b.ldq = p.dk;
       b.rows = std::min(p.n - i, tinyattn::kBlockRows);
@@ -221,6 +221,9 @@ class TinyattnBlocks : public Forward {
       b.ldy = p.dv;
       b.max = max;
       b.sum = sum;
+      b.own = nullptr;
+      b.kt = nullptr;
+      b.ldkt = 0;
       ok_ &= attend_(b);
     }
   }

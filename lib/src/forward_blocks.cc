@@ -213,9 +213,9 @@ TINYATTN_NOINLINE bool fused_block(const Problem& p, const Block& b, float* s, s
                 p.io.y + idx * p.d.dv,
                 p.d.dv,
                 max,
-                sum};
-  a.kt = transposed_for(p, b, 0, b.u.size());
-  a.ldkt = p.ldkt;
+                sum,
+                transposed_for(p, b, 0, b.u.size()),
+                p.ldkt};
   if (!p.kern.attend_block(a)) return false;
   if (p.io.lse)
     for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = log_sum_exp(max[r], sum[r]);

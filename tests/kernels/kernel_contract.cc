@@ -413,7 +413,7 @@ struct BlockCase {
   bool ok() const { return q && k && v && s.base && y.base; }
   bool run(const KernelsF32& kern, bool ranges) {
     const tinyattn::AttendBlock b{q,     ldq,   rows, k,        ldk,      v,        ldv, count, dk, dv, 0.75f,
-                                  ranges ? own : nullptr, s.data(), lds, y.data(), ldy, max, sum};
+                                  ranges ? own : nullptr, s.data(), lds, y.data(), ldy, max, sum, nullptr, 0};
     return kern.attend_block(b);
   }
   // Row r's scores in double (scale 0.75) and their sum of |terms|.
@@ -600,7 +600,7 @@ TA_CASE("kernels: each attend_fixed entry equals attend_block on blocks of its D
               if (what == 5) c.v[(count / 2) * c.ldv + dv - 1] = std::numeric_limits<float>::infinity();
               const tinyattn::AttendBlock b{c.q,   c.ldq, rows,  c.k, c.ldk, c.v, c.ldv, count, dk, dv, 0.75f,
                                             what == 1 ? c.own : nullptr, c.s.data(), c.lds, c.y.data(), c.ldy,
-                                            c.max, c.sum};
+                                            c.max, c.sum, nullptr, 0};
               const bool want_ok = k.attend_block(b);
               const bool got_ok = fixed(b);
               ++cases;

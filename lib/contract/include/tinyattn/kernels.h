@@ -132,25 +132,28 @@ inline constexpr size_t kShortRowsAtOnce = 8;
 // computes the block again with the primitives above, whose semantics cover
 // those rows. It may write s either way. kt, ldkt: as for
 // scores_block_transposed, where the driver has the keys transposed.
+// No default member initializers: a driver sets every field. A zeroing
+// constructor compiled to a 160-byte `rep stos` per block on x86, about 8 ns
+// of a 130 ns forward at (8,8,16,16); brace-initialize ({} or a list) for zeros.
 struct AttendBlock {
-  const float* q = nullptr;
-  size_t ldq = 0, rows = 0;
-  const float* k = nullptr;
-  size_t ldk = 0;
-  const float* v = nullptr;
-  size_t ldv = 0, count = 0, dk = 0, dv = 0;
-  float scale = 0.0f;
-  const size_t* own = nullptr;
-  float* s = nullptr;
-  size_t lds = 0;
-  float* y = nullptr;
-  size_t ldy = 0;
-  float* max = nullptr;
-  float* sum = nullptr;
+  const float* q;
+  size_t ldq, rows;
+  const float* k;
+  size_t ldk;
+  const float* v;
+  size_t ldv, count, dk, dv;
+  float scale;
+  const size_t* own;
+  float* s;
+  size_t lds;
+  float* y;
+  size_t ldy;
+  float* max;
+  float* sum;
   // The keys transposed (kt[c*ldkt + j] = k[j*ldk + c]) or nullptr; a port
   // with scores_block_transposed uses them for a full block.
-  const float* kt = nullptr;
-  size_t ldkt = 0;
+  const float* kt;
+  size_t ldkt;
 };
 
 // The kernel table of a port, or nullptr if that port is not compiled in
