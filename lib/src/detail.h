@@ -149,6 +149,15 @@ inline bool has_element_masks(const Mask& m) {
   return m.keep != nullptr || m.keep_bits != nullptr || m.bias != nullptr;
 }
 
+// A call with nothing to check or apply but the port: Mask{} (valid for any
+// dims, every row sees every key) and neither a scale nor a softcap. The
+// usual call; the checks it cannot fail were a quarter of a small call.
+inline bool plain_call(const Mask& m, const Options& o) {
+  return m.causal == Causal::kNone && !m.window.active() && m.window.align == Align::kTopLeft &&
+         m.kv_len == kAllKeys && m.offset == 0 && !has_element_masks(m) && m.head_stride == 0 && !o.scale &&
+         !o.softcap;
+}
+
 // Options::softcap as the drivers take it: 0 when unset (validation has
 // checked that a set one is > 0).
 inline float softcap_of(const Options& o) { return o.softcap ? *o.softcap : 0.0f; }
@@ -174,6 +183,12 @@ extern template void forward_validated<false>(const KernelsF32&, const Dims&, co
 // writes every output again.
 bool forward_fixed_extent(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
                           const Mask& mask, const Options& o);
+// Its blocks, for a call already known to allow them but for what the port
+// and the workspace decide (the fixed kernel built, M within one key tile, no
+// transposed keys): every row sees keys [r.lo, r.hi), r not empty. The same
+// result and the same false as forward_fixed_extent.
+bool attend_fixed_blocks(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
+                         KeyRange r, float scale);
 
 // forward_i8() after validation, on an explicit int8 kernel table: forward_i8()
 // calls it with the port's table, the int8 self-test with the table under test.

@@ -144,34 +144,61 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
 TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d,
                                                     const ForwardIo& io, Workspace ws, const Mask& mask,
                                                     const Options& o) {
+  if (!detail::kFusedBlocksBuilt || io.weights != nullptr) return false;
+  if (detail::plain_call(mask, o))
+    return detail::attend_fixed_blocks(kern, extent, d, io, ws, KeyRange{0, d.m}, effective_scale(d, o));
+  if (o.softcap || mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
+    return false;
+  const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
+  if (r.empty()) return false;
+  return detail::attend_fixed_blocks(kern, extent, d, io, ws, r, effective_scale(d, o));
+}
+
+TINYATTN_NOINLINE bool detail::attend_fixed_blocks(const KernelsF32& kern, int extent, const Dims& d,
+                                                   const ForwardIo& io, Workspace ws, KeyRange r, float scale) {
   if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
   bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
   // A workspace with the transposed keys: the generic blocks' broadcast
   // products beat the fixed kernels' dot products from N = 32 (14-15% at
   // (128,128,64,64) and (256,256,64,64) on AVX-512).
-  if (attend == nullptr || io.weights != nullptr || o.softcap || d.m > kKeyTile ||
-      mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask) ||
-      transposes_keys(kern, d, false, ws.bytes))
-    return false;
-  const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
-  if (r.empty()) return false;
+  if (attend == nullptr || d.m > kKeyTile || transposes_keys(kern, d, false, ws.bytes)) return false;
   float max[kBlockRows], sum[kBlockRows];
-  // q, y and rows change per block; the scores go to the plain path's rows (forward_workspace_bytes).
-  AttendBlock a{io.q, d.dk, kBlockRows, io.k, d.dk, io.v, d.dv, r.size(), d.dk, d.dv, effective_scale(d, o), nullptr,
-                detail::workspace_floats(ws), align_up(d.m, kWorkspaceAlign / sizeof(float)), io.y, d.dv, max, sum,
-                nullptr, 0};
-  for (size_t h = 0; h < d.hq; ++h) {
-    const size_t kv_head = h / d.group();
-    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
-    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
-    for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
-      const size_t idx = h * d.n + i0;
-      a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
-      a.q = io.q + idx * d.dk;
-      a.y = io.y + idx * d.dv;
-      if (!attend(a)) return false;
-      if (io.lse)
-        for (size_t row = 0; row < a.rows; ++row) io.lse[idx + row] = detail::log_sum_exp(max[row], sum[row]);
+  // Field by field (a list with zeros is a memset first, AttendBlock): q, k,
+  // v, y and rows change per block; the scores go to the plain path's rows
+  // (forward_workspace_bytes).
+  AttendBlock a;  // NOLINT(cppcoreguidelines-pro-type-member-init): every field is set below or per block
+  a.ldq = a.ldk = a.dk = d.dk;
+  a.ldv = a.ldy = a.dv = d.dv;
+  a.count = r.size();
+  a.scale = scale;
+  a.s = detail::workspace_floats(ws);
+  a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
+  a.max = max;
+  a.sum = sum;
+  a.own = nullptr;
+  a.kt = nullptr;
+  a.ldkt = 0;
+  // KV heads outside, their query heads inside: no division per head.
+  const size_t group = d.group();
+  const float* q = io.q;
+  float* y = io.y;
+  float* lse = io.lse;
+  for (size_t kv_head = 0; kv_head < d.hkv; ++kv_head) {
+    for (size_t g = 0; g < group; ++g) {
+      a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
+      a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
+      for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
+        a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+        a.q = q;
+        a.y = y;
+        if (!attend(a)) return false;
+        q += a.rows * d.dk;
+        y += a.rows * d.dv;
+        if (lse) {
+          for (size_t row = 0; row < a.rows; ++row) lse[row] = detail::log_sum_exp(max[row], sum[row]);
+          lse += a.rows;
+        }
+      }
     }
   }
   return true;

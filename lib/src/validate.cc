@@ -31,10 +31,12 @@ Status validate_call(const Dims& d, const Mask& mask, const Options& o, const Ke
 
 Status validate_call_on(const Dims& d, const Mask& mask, const Options& o, const KernelsF32* table,
                         const KernelsF32** kernels) {
-  if (Status s = validate(mask, d); s != Status::kOk) return s;
-  if (mask.bias && !aligned(mask.bias)) return Status::kMisaligned;
-  if (o.scale && !std::isfinite(*o.scale)) return Status::kBadScale;
-  if (o.softcap && !(*o.softcap > 0.0f && std::isfinite(*o.softcap))) return Status::kBadScale;
+  if (!plain_call(mask, o)) {
+    if (Status s = validate(mask, d); s != Status::kOk) return s;
+    if (mask.bias && !aligned(mask.bias)) return Status::kMisaligned;
+    if (o.scale && !std::isfinite(*o.scale)) return Status::kBadScale;
+    if (o.softcap && !(*o.softcap > 0.0f && std::isfinite(*o.softcap))) return Status::kBadScale;
+  }
   if (table == nullptr) return Status::kPortUnavailable;
   *kernels = table;
   return Status::kOk;

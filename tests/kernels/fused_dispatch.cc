@@ -283,11 +283,17 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go block b
     if (!y2 || !lse2 || !ws) TA_IGNORE("the test arena cannot hold the outputs");
     tinyattn::Options o;
     o.port = port;
-    TA_CHECK(attn(q, kk, v, y, lse, {}, nullptr, o) == tinyattn::Status::kOk);
-    TA_CHECK(tinyattn::forward(d, {q.data(), kk.data(), v.data(), y2, nullptr, lse2},
-                               {ws, tinyattn::forward_workspace_bytes(d)}, {}, o) == tinyattn::Status::kOk);
-    TA_CHECK_MSG(same_bits(y.data(), y2, d.y_elems()) && same_bits(lse.data(), lse2, d.lse_elems()),
-                 "%s: Attention<S> and forward() differ", tinyattn::port_name(port));
+    // Finite, then an inf in V and a NaN in Q (the kernel declines a block
+    // and both APIs fall back to the block driver).
+    for (int what = 0; what < 3; ++what) {
+      if (what == 1) v[(S::kM / 2) * S::kDv + 1] = std::numeric_limits<float>::infinity();
+      if (what == 2) q[S::kDk + 3] = std::numeric_limits<float>::quiet_NaN();
+      TA_CHECK(attn(q, kk, v, y, lse, {}, nullptr, o) == tinyattn::Status::kOk);
+      TA_CHECK(tinyattn::forward(d, {q.data(), kk.data(), v.data(), y2, nullptr, lse2},
+                                 {ws, tinyattn::forward_workspace_bytes(d)}, {}, o) == tinyattn::Status::kOk);
+      TA_CHECK_MSG(same_bits(y.data(), y2, d.y_elems()) && same_bits(lse.data(), lse2, d.lse_elems()),
+                   "%s: Attention<S> and forward() differ (case %d)", tinyattn::port_name(port), what);
+    }
   });
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");
 }
