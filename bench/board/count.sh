@@ -135,7 +135,7 @@ echo "per-function profiles: $OUT/profile_*_32.txt"
   # The Helium fused block (attend_full, reached through attend_fixed):
   # scores, softmax and P.V in one function, so per multiply-add with the
   # softmax included.
-  fused() { awk '/attend_(full|fixed)/ { s += $1 } END { printf "%.2f", s / 65536 }' "$OUT/profile_$1_32.txt"; }
+  fused() { awk '/attend_full|attend_fixed</ { s += $1 } END { printf "%.2f", s / 65536 }' "$OUT/profile_$1_32.txt"; }
   echo "| fused block kernel with its softmax, instructions per multiply-add | - | - | - | - | - | $(fused m55_mve) |"
 } >>"$table"
 tail -n 5 "$table"
