@@ -184,9 +184,9 @@ TINYATTN_NOINLINE bool detail::attend_fixed_blocks(const KernelsF32& kern, int e
   float* y = io.y;
   float* lse = io.lse;
   for (size_t kv_head = 0; kv_head < d.hkv; ++kv_head) {
+    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
+    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
     for (size_t g = 0; g < group; ++g) {
-      a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
-      a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
       for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
         a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
         a.q = q;

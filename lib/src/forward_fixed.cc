@@ -40,20 +40,21 @@ template <bool kKeyTiles>
 Status run_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o, Status arrays,
                  const KernelsF32* table, int extent) {
   using namespace detail;
-  // The usual call: nothing to check but the port, then the arrays
-  // (check_fixed's order), and every row sees every key.
-  if (plain_call(mask, o)) {
+  const KernelsF32* kern = table;
+  const bool plain = plain_call(mask, o);
+  if (!plain) {
+    if (Status s = check_fixed(d, io, ws, mask, o, arrays, table, &kern); s != Status::kOk) return s;
+  } else {
+    // The usual call: nothing to check but the port, then the arrays
+    // (check_fixed's order, without its frame), and every row sees every key.
     if (table == nullptr) return Status::kPortUnavailable;
     if (arrays != Status::kOk) return arrays;
-    if (!(kFusedBlocksBuilt && io.weights == nullptr &&
-          attend_fixed_blocks(*table, extent, d, io, ws, KeyRange{0, d.m}, effective_scale(d, o))))
-      forward_validated<kKeyTiles>(*table, d, io, ws, mask, effective_scale(d, o), 0.0f);
-    return Status::kOk;
   }
-  const KernelsF32* kern = nullptr;
-  if (Status s = check_fixed(d, io, ws, mask, o, arrays, table, &kern); s != Status::kOk) return s;
-  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, o)))
-    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  const bool blocks = kFusedBlocksBuilt && (plain ? io.weights == nullptr &&
+                                                        attend_fixed_blocks(*kern, extent, d, io, ws,
+                                                                            KeyRange{0, d.m}, effective_scale(d, o))
+                                                  : forward_fixed_extent(*kern, extent, d, io, ws, mask, o));
+  if (!blocks) forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
   return Status::kOk;
 }
 
