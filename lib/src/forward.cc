@@ -11,15 +11,7 @@ namespace {
 using detail::Block;
 using detail::Problem;
 using detail::Tensor;
-
-// Whether forward() keeps a tile of the keys transposed (Scratch::kTransposedKeys):
-// the dims allow it, the port can use it, and the caller gave room for it.
-bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, size_t ws_bytes) {
-  return detail::kTransposedKeysUsed && forward_transposes_keys(d, with_weights) &&
-         kern.scores_block_transposed != nullptr && kern.scores_block != nullptr &&
-         kern.weighted_sum_block != nullptr &&
-         ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
-}
+using detail::transposes_keys;
 
 // The workspace bytes forward() writes before the transposed keys (with
 // weights, forward_workspace_bytes may count more: room for either path).
@@ -156,52 +148,7 @@ TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int 
 
 TINYATTN_NOINLINE bool detail::attend_fixed_blocks(const KernelsF32& kern, int extent, const Dims& d,
                                                    const ForwardIo& io, Workspace ws, KeyRange r, float scale) {
-  if (!detail::kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
-  bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
-  // A workspace with the transposed keys: the generic blocks' broadcast
-  // products beat the fixed kernels' dot products from N = 32 (14-15% at
-  // (128,128,64,64) and (256,256,64,64) on AVX-512).
-  if (attend == nullptr || d.m > kKeyTile || transposes_keys(kern, d, false, ws.bytes)) return false;
-  float max[kBlockRows], sum[kBlockRows];
-  // Field by field (a list with zeros is a memset first, AttendBlock): q, k,
-  // v, y and rows change per block; the scores go to the plain path's rows
-  // (forward_workspace_bytes).
-  AttendBlock a;  // NOLINT(cppcoreguidelines-pro-type-member-init): every field is set below or per block
-  a.ldq = a.ldk = a.dk = d.dk;
-  a.ldv = a.ldy = a.dv = d.dv;
-  a.count = r.size();
-  a.scale = scale;
-  a.s = detail::workspace_floats(ws);
-  a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
-  a.max = max;
-  a.sum = sum;
-  a.own = nullptr;
-  a.kt = nullptr;
-  a.ldkt = 0;
-  // KV heads outside, their query heads inside: no division per head.
-  const size_t group = d.group();
-  const float* q = io.q;
-  float* y = io.y;
-  float* lse = io.lse;
-  for (size_t kv_head = 0; kv_head < d.hkv; ++kv_head) {
-    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
-    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
-    for (size_t g = 0; g < group; ++g) {
-      for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
-        a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
-        a.q = q;
-        a.y = y;
-        if (!attend(a)) return false;
-        q += a.rows * d.dk;
-        y += a.rows * d.dv;
-        if (lse) {
-          for (size_t row = 0; row < a.rows; ++row) lse[row] = detail::log_sum_exp(max[row], sum[row]);
-          lse += a.rows;
-        }
-      }
-    }
-  }
-  return true;
+  return detail::fixed_blocks(kern, extent, d, io, ws, r, scale);
 }
 
 template <bool kKeyTiles>

@@ -98,6 +98,83 @@ struct Block {
   size_t kt_lo = 0;          // the key in column 0 of Problem::kt (when used)
 };
 
+// Whether forward() keeps a tile of the keys transposed (Scratch::kTransposedKeys):
+// the dims allow it, the port can use it, and the caller gave room for it.
+inline bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, size_t ws_bytes) {
+  return kTransposedKeysUsed && forward_transposes_keys(d, with_weights) && kern.scores_block_transposed != nullptr &&
+         kern.scores_block != nullptr && kern.weighted_sum_block != nullptr &&
+         ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
+}
+
+// Each row's log-sum-exp from a block's max and sum: out of the block loop,
+// whose registers the four inlined logs took (most calls write no lse).
+inline TINYATTN_NOINLINE void write_block_lse(const float* max, const float* sum, size_t rows, float* lse) {
+  for (size_t row = 0; row < rows; ++row) lse[row] = log_sum_exp(max[row], sum[row]);
+}
+
+// attend_fixed_blocks' loop (detail.h). Inlined on hosted targets, where the
+// pointers then reach the blocks in registers (the small shapes' blocks are
+// bound by a chain of latencies that starts at their first loads); a frame
+// of its own on M-profile cores (the board stack bound, docs/hardening.md).
+#if defined(__GNUC__) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+#define TINYATTN_BLOCK_LOOP inline __attribute__((always_inline))
+#else
+#define TINYATTN_BLOCK_LOOP inline TINYATTN_NOINLINE
+#endif
+TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
+                                      Workspace ws, KeyRange r, float scale) {
+  if (!kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
+  bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
+  // A workspace with the transposed keys: the generic blocks' broadcast
+  // products beat the fixed kernels' dot products from N = 32 (14-15% at
+  // (128,128,64,64) and (256,256,64,64) on AVX-512).
+  if (attend == nullptr || d.m > kKeyTile || transposes_keys(kern, d, false, ws.bytes)) return false;
+  float max[kBlockRows], sum[kBlockRows];
+  // Field by field (a list with zeros is a memset first, AttendBlock): q, k,
+  // v, y and rows change per block; the scores go to the plain path's rows
+  // (forward_workspace_bytes).
+  AttendBlock a;  // NOLINT(cppcoreguidelines-pro-type-member-init): every field is set below or per block
+  a.ldq = a.ldk = a.dk = d.dk;
+  a.ldv = a.ldy = a.dv = d.dv;
+  a.count = r.size();
+  a.scale = scale;
+  a.s = workspace_floats(ws);
+  a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
+  a.max = max;
+  a.sum = sum;
+  a.own = nullptr;
+  a.kt = nullptr;
+  a.ldkt = 0;
+  const float* q = io.q;
+  float* y = io.y;
+  float* lse = io.lse;
+  // KV heads outside, their query heads inside: query head h reads KV head
+  // h / group, so it belongs to kv_head while h * hkv < (kv_head + 1) * hq
+  // (no division).
+  size_t h = 0;
+  for (size_t kv_head = 0; kv_head < d.hkv; ++kv_head) {
+    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
+    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
+    for (const size_t heads_end = (kv_head + 1) * d.hq; h * d.hkv < heads_end; ++h) {
+      for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
+        a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+        a.q = q;
+        a.y = y;
+        if (!attend(a)) return false;
+        q += a.rows * d.dk;
+        y += a.rows * d.dv;
+        if (lse) {
+          write_block_lse(max, sum, a.rows, lse);
+          lse += a.rows;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+#undef TINYATTN_BLOCK_LOOP
+
 // The block algorithms (forward_blocks.cc). Each has a frame of its own, so
 // the stack costs the deepest of them, not their sum.
 //

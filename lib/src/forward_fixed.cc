@@ -72,6 +72,20 @@ Status detail::forward_fixed_default_port(const Dims& d, const ForwardIo& io, Wo
   return run_fixed<kKeyTiles>(d, io, ws, mask, Options{}, arrays, default_kernels_f32(), extent);
 }
 
+template <bool kKeyTiles>
+Status detail::forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
+                                          Workspace ws, Status arrays, int extent) {
+  using namespace detail;
+  const KernelsF32* kern = default_kernels_f32();
+  if (kern == nullptr) return Status::kPortUnavailable;  // check_fixed's order
+  if (arrays != Status::kOk) return arrays;
+  const ForwardIo io{q, k, v, y, nullptr, nullptr};
+  const float scale = default_scale(d);
+  if (!(kFusedBlocksBuilt && fixed_blocks(*kern, extent, d, io, ws, KeyRange{0, d.m}, scale)))
+    forward_validated<kKeyTiles>(*kern, d, io, ws, Mask{}, scale, 0.0f);
+  return Status::kOk;
+}
+
 template Status detail::forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                             Status, int);
 template Status detail::forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
@@ -80,5 +94,9 @@ template Status detail::forward_fixed_default_port<true>(const Dims&, const Forw
                                                          Status, int);
 template Status detail::forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
                                                           Status, int);
+template Status detail::forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
+                                                         Workspace, Status, int);
+template Status detail::forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
+                                                          float*, Workspace, Status, int);
 
 }  // namespace tinyattn

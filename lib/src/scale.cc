@@ -1,13 +1,11 @@
 // effective_scale (tinyattn/attention.h): out of line, so that public headers
 // need no <cmath>.
-#include <cmath>
-
-#include "tinyattn/attention.h"
+#include "row_core.h"
 
 namespace tinyattn {
 
 float effective_scale(const Dims& d, const Options& o) {
-  return o.scale ? *o.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
+  return o.scale ? *o.scale : detail::default_scale(d);
 }
 
 }  // namespace tinyattn

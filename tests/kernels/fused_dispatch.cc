@@ -272,6 +272,7 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go block b
     static typename tinyattn::Attention<S>::V v;
     static typename tinyattn::Attention<S>::Y y;
     static typename tinyattn::Attention<S>::Lse lse;
+    static typename tinyattn::Attention<S>::Y y_plain;
     Rng rng(960 + pi);
     rng.fill_normal(q.data(), q.size());
     rng.fill_normal(kk.data(), kk.size());
@@ -293,6 +294,13 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go block b
                                  {ws, tinyattn::forward_workspace_bytes(d)}, {}, o) == tinyattn::Status::kOk);
       TA_CHECK_MSG(same_bits(y.data(), y2, d.y_elems()) && same_bits(lse.data(), lse2, d.lse_elems()),
                    "%s: Attention<S> and forward() differ (case %d)", tinyattn::port_name(port), what);
+      // The plain call, attn(q, k, v, y) (its own entry, on the default
+      // port): the bits of forward() called without Options.
+      TA_CHECK(attn(q, kk, v, y_plain) == tinyattn::Status::kOk);
+      TA_CHECK(tinyattn::forward(d, {q.data(), kk.data(), v.data(), y2, nullptr, nullptr},
+                                 {ws, tinyattn::forward_workspace_bytes(d)}) == tinyattn::Status::kOk);
+      TA_CHECK_MSG(same_bits(y_plain.data(), y2, d.y_elems()),
+                   "attn(q, k, v, y) and forward() differ (case %d)", what);
     }
   });
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");

@@ -220,6 +220,19 @@ extern template Status forward_fixed_default_port<true>(const Dims&, const Forwa
                                                         int);
 extern template Status forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
                                                          Status, int);
+// The plain call, attn(q, k, v, y): no mask, weights, lse or Options, on the
+// default port. The tensors come as pointers, in registers: at the small
+// shapes a block is bound by its chain of latencies, and every pointer a
+// layer stores and the next reloads delays the first block's loads (through
+// ForwardIo and forward_fixed_default_port, 14-16 ns of a 138 ns call at
+// (8,8,16,16) on AVX-512; docs/performance.md).
+template <bool kKeyTiles>
+Status forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
+                                  Workspace ws, Status arrays, int extent);
+extern template Status forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
+                                                        Workspace, Status, int);
+extern template Status forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
+                                                         float*, Workspace, Status, int);
 }  // namespace detail
 
 // Compile-time shape, owning its workspace.
@@ -253,7 +266,11 @@ class Attention {
   }
   // Without Options: the default port, bound at compile time, so the image
   // links only that port's kernels.
-  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask = {}, Weights* weights = nullptr) {
+  Status operator()(const Q& q, const K& k, const V& v, Y& y) {
+    return detail::forward_plain_default_port<kKeyTiles>(dims, q.data(), k.data(), v.data(), y.data(), workspace(),
+                                                         arrays_fault(q, k, v, y, nullptr, nullptr), kExtent);
+  }
+  Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
     return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
                                                          arrays_fault(q, k, v, y, weights, nullptr), kExtent);
