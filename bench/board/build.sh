@@ -18,11 +18,12 @@ mkdir -p "$OUT"
 board_build() {
   preset=$1 image=$2 out=$3
   dir="$OUT/cmake-$preset${BOARD_TREE:+-$BOARD_TREE}"
+  log="$OUT/configure-$preset${BOARD_TREE:+-$BOARD_TREE}.log"
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     # shellcheck disable=SC2086 # BOARD_CMAKE_ARGS is a list of arguments
-    (cd "$ROOT" && cmake --preset "$preset" -B "$dir" ${BOARD_CMAKE_ARGS:-}) >"$OUT/configure-$preset.log" 2>&1 || {
+    (cd "$ROOT" && cmake --preset "$preset" -B "$dir" ${BOARD_CMAKE_ARGS:-}) >"$log" 2>&1 || {
       echo "configure failed: preset $preset" >&2
-      cat "$OUT/configure-$preset.log" >&2
+      cat "$log" >&2
       return 1
     }
   fi

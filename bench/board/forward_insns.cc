@@ -3,7 +3,7 @@
 // prints the same checksum line; with run=0 it skips the forward call, so
 // insns(run=1) - insns(run=0) is the cost of the call alone.
 //
-//   forward_insns <shape: 8|16|32|64|selftest> <port: scalar|dsp|mve> <run: 0|1> [api: fixed|runtime]
+//   forward_insns <shape: 8|16|32|64|selftest> <port: scalar|dsp|mve|default> <run: 0|1> [api: fixed|runtime]
 //   8 -> (N, M, Dk, Dv) = (8, 8, 16, 16);  16 -> (16, 16, 32, 32);  32 -> (32, 32, 32, 32);  64 -> (64, 64, 64, 64);
 //   selftest -> one tinyattn::selftest() of that port, printing nothing;
 //   api: the compile-time Attention<Shape> on its std::arrays (default) or
@@ -62,15 +62,18 @@ void fill(float* x, size_t n, uint32_t seed) {
 int main(int argc, char** argv) {
   // argv[0] is the image path (QEMU's semihosting command line)
   if (argc < 4) {
-    board_write("usage: forward_insns 8|16|32|64|selftest scalar|dsp|mve CALLS [fixed|runtime]\n");
+    board_write("usage: forward_insns 8|16|32|64|selftest scalar|dsp|mve|default CALLS [fixed|runtime]\n");
     return 2;
   }
   const bool is_tiny = std::strcmp(argv[1], "8") == 0;
   const bool is_small = std::strcmp(argv[1], "16") == 0;
   const bool is_huge = std::strcmp(argv[1], "64") == 0;
   const bool is_selftest = std::strcmp(argv[1], "selftest") == 0;
+  // "default": the calls as a user writes them, without Options (Attention's
+  // plain call, attn(q, k, v, y)), on the build's default port.
+  const bool default_call = std::strcmp(argv[2], "default") == 0;
   tinyattn::Options options;
-  options.port = board_port(argv[2]);
+  options.port = default_call ? tinyattn::Port::kDefault : board_port(argv[2]);
   const int calls = board_calls(argv[3]);
   const bool runtime_api = argc > 4 && std::strcmp(argv[4], "runtime") == 0;
 
@@ -102,13 +105,16 @@ int main(int argc, char** argv) {
       status = tinyattn::forward(dims, {q.data(), k.data(), v.data(), y.data(), nullptr, nullptr},
                                  {workspace, sizeof workspace}, {}, options);
     } else if (is_tiny) {
-      status = tiny(tiny_q, tiny_k, tiny_v, tiny_y, {}, nullptr, options);
+      status = default_call ? tiny(tiny_q, tiny_k, tiny_v, tiny_y)
+                            : tiny(tiny_q, tiny_k, tiny_v, tiny_y, {}, nullptr, options);
     } else if (is_small) {
-      status = small(small_q, small_k, small_v, small_y, {}, nullptr, options);
+      status = default_call ? small(small_q, small_k, small_v, small_y)
+                            : small(small_q, small_k, small_v, small_y, {}, nullptr, options);
     } else if (is_huge) {
-      status = huge(q, k, v, y, {}, nullptr, options);
+      status = default_call ? huge(q, k, v, y) : huge(q, k, v, y, {}, nullptr, options);
     } else {
-      status = large(large_q, large_k, large_v, large_y, {}, nullptr, options);
+      status = default_call ? large(large_q, large_k, large_v, large_y)
+                            : large(large_q, large_k, large_v, large_y, {}, nullptr, options);
     }
   }
   if (is_tiny && !runtime_api) std::memcpy(y.data(), tiny_y.data(), sizeof tiny_y);

@@ -280,7 +280,8 @@ std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, co
 
 namespace {
 // The compile-time API, Attention<S>, on the problem's arrays copied into
-// its own std::array types.
+// its own std::array types. The default port's row calls it as a user
+// would, attn(q, k, v, y); the other ports' through Options::port.
 template <class S>
 class TinyattnFixed : public Forward {
  public:
@@ -290,9 +291,10 @@ class TinyattnFixed : public Forward {
     std::copy(p.v.begin(), p.v.end(), v_.begin());
     y_.resize(p.n * p.dv);
     options_.port = port;
+    default_call_ = tinyattn::kernels_f32(port) == tinyattn::kernels_f32(tinyattn::Port::kDefault);
   }
   void run() override {
-    status_ = attn_(q_, k_, v_, out_, {}, nullptr, options_);
+    status_ = default_call_ ? attn_(q_, k_, v_, out_) : attn_(q_, k_, v_, out_, {}, nullptr, options_);
     keep(out_[0]);
   }
   void finish() { std::copy(out_.begin(), out_.end(), y_.begin()); }
@@ -306,6 +308,7 @@ class TinyattnFixed : public Forward {
   typename A::V v_;
   typename A::Y out_;
   tinyattn::Options options_;
+  bool default_call_ = false;
   tinyattn::Status status_ = tinyattn::Status::kOk;
 };
 
