@@ -74,13 +74,12 @@ Status detail::forward_fixed_default_port(const Dims& d, const ForwardIo& io, Wo
 
 template <bool kKeyTiles>
 Status detail::forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
-                                          Workspace ws, Status arrays, int extent) {
+                                          float scale, Workspace ws, Status arrays, int extent) {
   using namespace detail;
   const KernelsF32* kern = default_kernels_f32();
   if (kern == nullptr) return Status::kPortUnavailable;  // check_fixed's order
   if (arrays != Status::kOk) return arrays;
   const ForwardIo io{q, k, v, y, nullptr, nullptr};
-  const float scale = default_scale(d);
   if (!(kFusedBlocksBuilt && fixed_blocks(*kern, extent, d, io, ws, KeyRange{0, d.m}, scale)))
     forward_validated<kKeyTiles>(*kern, d, io, ws, Mask{}, scale, 0.0f);
   return Status::kOk;
@@ -95,8 +94,8 @@ template Status detail::forward_fixed_default_port<true>(const Dims&, const Forw
 template Status detail::forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
                                                           Status, int);
 template Status detail::forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
-                                                         Workspace, Status, int);
+                                                         float, Workspace, Status, int);
 template Status detail::forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
-                                                          float*, Workspace, Status, int);
+                                                          float*, float, Workspace, Status, int);
 
 }  // namespace tinyattn

@@ -219,9 +219,6 @@ inline void fill_with(half* p, size_t n, float x) { fill(p, n, to_half(x)); }
 // lse of a row whose maximum logit is m and whose sum of exp(s - m) is l.
 inline float log_sum_exp(float m, float l) { return m == kInf ? kInf : m + log_f32(l); }
 
-// The scale without Options::scale: 1/sqrt(Dk) (effective_scale).
-inline float default_scale(const Dims& d) { return 1.0f / std::sqrt(static_cast<float>(d.dk)); }
-
 // No visible key: Y row 0, weights 0, lse -inf.
 template <class T>
 void finish_empty(const RowOf<T>& row, size_t dv) {

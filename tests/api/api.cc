@@ -149,6 +149,30 @@ TA_CASE("api: Attention<> matches the reference (default scale 1/sqrt(Dk))") {
   TA_CHECK_MSG(r.ok, "Y off by %g at %zu", r.worst, r.index);
 }
 
+// Attention<S>'s plain call takes its scale from the shape at compile time
+// (detail::default_scale_of); it must be the float effective_scale() gives
+// at run time for every Dk, or the plain call would differ from forward().
+static_assert(tinyattn::detail::default_scale_of(16) == 0.25f, "1/sqrt(16)");
+static_assert(tinyattn::detail::default_scale_of(1) == 1.0f, "1/sqrt(1)");
+TA_CASE("api: the compile-time default scale is effective_scale() for every Dk") {
+  // Every Dk up to kMaxDim on hosted targets; on the boards' soft-double
+  // cores those up to 4096 and every power of two (a second each under QEMU).
+#if (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M') || (defined(__riscv) && !defined(__linux__))
+  constexpr size_t kLast = 4096;
+#else
+  constexpr size_t kLast = tinyattn::kMaxDim;
+#endif
+  size_t wrong = 0, first_wrong = 0;
+  for (size_t dk = 1; dk <= tinyattn::kMaxDim; dk = dk < kLast ? dk + 1 : dk * 2) {
+    const float want = tinyattn::effective_scale(Dims{1, 1, dk, 1, 1, 1}, {});
+    const float got = tinyattn::detail::default_scale_of(dk);
+    if (std::memcmp(&want, &got, sizeof want) != 0 && wrong++ == 0) first_wrong = dk;
+  }
+  TA_CHECK_MSG(wrong == 0, "%zu Dk differ, the first %zu", wrong, first_wrong);
+  constexpr float kAtCompileTime = tinyattn::detail::default_scale_of(32);
+  TA_CHECK(kAtCompileTime == tinyattn::effective_scale(Dims{1, 1, 32, 1, 1, 1}, {}));
+}
+
 TA_CASE("api: the minimal forward workspace grows with M and N up to kBlockRows only, and without weights stops growing past the key tile") {
   using tinyattn::kBlockRows;
   using tinyattn::kKeyTile;

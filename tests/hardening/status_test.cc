@@ -105,7 +105,72 @@ void expect(Status want, const char* what, Edit edit) {
     TA_CHECK_MSG(c.untouched(), "%s: rejected with %s but wrote to its buffers", what, tinyattn::to_string(got));
 }
 
+// The same, as the plain call -- Mask{}, no weights or lse, forward()'s
+// quick check -- and as the same call fully checked (Options::scale set to
+// the default scale): both must get `want`, and leave a rejected call's pool
+// untouched.
+template <class Edit>
+void expect_plain(Status want, const char* what, Edit edit) {
+  for (const bool checked : {false, true}) {
+    Arena::Scope scope;
+    Call c;
+    TA_CHECK_MSG(c.ok, "%s: arena too small", what);
+    if (!c.ok) return;
+    c.mask = Mask{};
+    c.io.weights = nullptr;
+    c.io.lse = nullptr;
+    if (checked) c.opt.scale = tinyattn::effective_scale(c.d, Options{});
+    edit(c);
+    const Status got = c.run();
+    TA_CHECK_MSG(got == want, "%s, %s call: got %s, want %s", what, checked ? "checked" : "plain",
+                 tinyattn::to_string(got), tinyattn::to_string(want));
+    if (want != Status::kOk)
+      TA_CHECK_MSG(c.untouched(), "%s, %s call: rejected but wrote to its buffers", what,
+                   checked ? "checked" : "plain");
+  }
+}
+
 }  // namespace
+
+TA_CASE("status: the plain call (no mask, scale, weights or lse) gets every status the checked call gets") {
+  const size_t minimal = tinyattn::forward_workspace_bytes(Dims{3, 5, 4, 2, 4, 2}, false, tinyattn::Scratch::kMinimal);
+  expect_plain(Status::kOk, "valid", [](Call&) {});
+  expect_plain(Status::kOk, "k == q", [](Call& c) { c.io.k = c.io.q; });
+  expect_plain(Status::kOk, "the workspace at an odd address", [](Call& c) {
+    c.ws.data = static_cast<unsigned char*>(c.ws.data) + 1;
+  });
+  expect_plain(Status::kOk, "the minimal workspace", [&](Call& c) { c.ws.bytes = minimal; });
+  expect_plain(Status::kWorkspaceTooSmall, "one byte short", [&](Call& c) { c.ws.bytes = minimal - 1; });
+  expect_plain(Status::kBadDimension, "n = 0", [](Call& c) { c.d.n = 0; });
+  expect_plain(Status::kBadDimension, "dk > kMaxDim", [](Call& c) { c.d.dk = tinyattn::kMaxDim + 1; });
+  expect_plain(Status::kBadHeads, "hq 4 % hkv 3", [](Call& c) { c.d.hkv = 3; });
+  expect_plain(Status::kPortUnavailable, "an unknown port", [](Call& c) { c.opt.port = static_cast<Port>(200); });
+  expect_plain(Status::kNullPointer, "q", [](Call& c) { c.io.q = nullptr; });
+  expect_plain(Status::kNullPointer, "k", [](Call& c) { c.io.k = nullptr; });
+  expect_plain(Status::kNullPointer, "v", [](Call& c) { c.io.v = nullptr; });
+  expect_plain(Status::kNullPointer, "y", [](Call& c) { c.io.y = nullptr; });
+  expect_plain(Status::kNullPointer, "workspace", [](Call& c) { c.ws.data = nullptr; });
+  expect_plain(Status::kMisaligned, "q", [](Call& c) { c.io.q = misalign(c.io.q); });
+  expect_plain(Status::kMisaligned, "k", [](Call& c) { c.io.k = misalign(c.io.k); });
+  expect_plain(Status::kMisaligned, "v", [](Call& c) { c.io.v = misalign(c.io.v); });
+  expect_plain(Status::kMisaligned, "y", [](Call& c) { c.io.y = misalign(c.io.y); });
+  expect_plain(Status::kAliasing, "y == q", [](Call& c) { c.io.y = const_cast<float*>(c.io.q); });
+  expect_plain(Status::kAliasing, "y over the last float of k", [](Call& c) {
+    c.io.y = const_cast<float*>(c.io.k) + c.d.k_elems() - 1;
+  });
+  expect_plain(Status::kAliasing, "v's last float under y", [](Call& c) {
+    c.io.y = const_cast<float*>(c.io.v) + c.d.v_elems() - 1;
+  });
+  expect_plain(Status::kAliasing, "the workspace over y", [](Call& c) { c.ws.data = c.io.y; });
+  expect_plain(Status::kAliasing, "the workspace over q", [](Call& c) { c.ws.data = const_cast<float*>(c.io.q); });
+  expect_plain(Status::kAliasing, "the workspace ending on v's first float", [](Call& c) {
+    c.ws.data = reinterpret_cast<unsigned char*>(const_cast<float*>(c.io.v)) - c.ws.bytes + 1;
+  });
+  expect_plain(Status::kAliasing, "a workspace size that wraps the address space", [](Call& c) {
+    c.ws.data = c.io.y + 1;
+    c.ws.bytes = SIZE_MAX;
+  });
+}
 
 TA_CASE("status: the valid call succeeds and writes (the canary check can see writes)") {
   Arena::Scope scope;

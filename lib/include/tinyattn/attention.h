@@ -180,6 +180,27 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
 float effective_scale(const Dims& d, const Options& o);
 
 namespace detail {
+// sqrt(a) in double for a >= 1, at compile time: Newton's steps from above,
+// which decrease until they reach the root's last bits.
+constexpr double sqrt_from_above(double a) {
+  double x = a;
+  for (int step = 0; step < 64; ++step) {
+    const double next = 0.5 * (x + a / x);
+    if (!(next < x)) break;
+    x = next;
+  }
+  return x;
+}
+// effective_scale's default, 1/sqrt(Dk), as a constant expression: the
+// root rounded to float, then 1.0f / it, the library's two roundings.
+// tests/api/api.cc holds it to effective_scale() for every Dk on every
+// target; Attention<S>'s plain call passes it, so its shape costs no sqrt.
+constexpr float default_scale_of(size_t dk) {
+  return 1.0f / static_cast<float>(sqrt_from_above(static_cast<double>(dk)));
+}
+}  // namespace detail
+
+namespace detail {
 // Extents the SIMD ports have fused kernels specialised for (fixed trip
 // counts, unrolled tiles; KernelsF32::attend_fixed): Dk and Dv each one of
 // 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1. The
@@ -226,13 +247,14 @@ extern template Status forward_fixed_default_port<false>(const Dims&, const Forw
 // layer stores and the next reloads delays the first block's loads (through
 // ForwardIo and forward_fixed_default_port, 14-16 ns of a 138 ns call at
 // (8,8,16,16) on AVX-512; docs/performance.md).
+// scale: detail::default_scale_of(d.dk), computed at compile time.
 template <bool kKeyTiles>
 Status forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
-                                  Workspace ws, Status arrays, int extent);
+                                  float scale, Workspace ws, Status arrays, int extent);
 extern template Status forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
-                                                        Workspace, Status, int);
+                                                        float, Workspace, Status, int);
 extern template Status forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
-                                                         float*, Workspace, Status, int);
+                                                         float*, float, Workspace, Status, int);
 }  // namespace detail
 
 // Compile-time shape, owning its workspace.
@@ -267,8 +289,9 @@ class Attention {
   // Without Options: the default port, bound at compile time, so the image
   // links only that port's kernels.
   Status operator()(const Q& q, const K& k, const V& v, Y& y) {
-    return detail::forward_plain_default_port<kKeyTiles>(dims, q.data(), k.data(), v.data(), y.data(), workspace(),
-                                                         arrays_fault(q, k, v, y, nullptr, nullptr), kExtent);
+    return detail::forward_plain_default_port<kKeyTiles>(dims, q.data(), k.data(), v.data(), y.data(), kScale,
+                                                         workspace(), arrays_fault(q, k, v, y, nullptr, nullptr),
+                                                         kExtent);
   }
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
@@ -301,6 +324,7 @@ class Attention {
  private:
   static constexpr bool kKeyTiles = forward_uses_tiles(dims, false);
   static constexpr int kExtent = detail::fixed_extent(dims.dk, dims.dv);
+  static constexpr float kScale = detail::default_scale_of(dims.dk);
 
   static_assert(workspace_bytes >= forward_workspace_bytes(dims, true, Scratch::kMinimal), "room for either forward path");
 
