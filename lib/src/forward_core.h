@@ -118,8 +118,10 @@ inline TINYATTN_NOINLINE void write_block_lse(const float* max, const float* sum
 // of its own on M-profile cores (the board stack bound, docs/hardening.md).
 #if defined(__GNUC__) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
 #define TINYATTN_BLOCK_LOOP inline __attribute__((always_inline))
+inline constexpr bool kBlockLoopInlined = true;
 #else
 #define TINYATTN_BLOCK_LOOP inline TINYATTN_NOINLINE
+inline constexpr bool kBlockLoopInlined = false;
 #endif
 TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
                                       Workspace ws, KeyRange r, float scale) {
@@ -173,6 +175,20 @@ TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const 
   return true;
 }
 
+
+// A validated call in which every row sees every key and Y is the one
+// output (no mask that drops keys, weights, lse, scores or softcap): the
+// port's fixed-extent blocks where it has them, else, or where a block
+// declines, the validated forward. forward()'s and Attention<S>'s plain calls.
+// A constant Mask{}: a temporary would be written on every call (a
+// `rep stos` on x86), taken or not.
+inline constexpr Mask kNoMask{};
+template <bool kKeyTiles>
+TINYATTN_BLOCK_LOOP void run_plain(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
+                                   float scale, int extent) {
+  if (!(kFusedBlocksBuilt && fixed_blocks(kern, extent, d, io, ws, KeyRange{0, d.m}, scale)))
+    forward_validated<kKeyTiles>(kern, d, io, ws, kNoMask, scale, 0.0f);
+}
 #undef TINYATTN_BLOCK_LOOP
 
 // The block algorithms (forward_blocks.cc). Each has a frame of its own, so

@@ -79,9 +79,7 @@ Status detail::forward_plain_default_port(const Dims& d, const float* q, const f
   const KernelsF32* kern = default_kernels_f32();
   if (kern == nullptr) return Status::kPortUnavailable;  // check_fixed's order
   if (arrays != Status::kOk) return arrays;
-  const ForwardIo io{q, k, v, y, nullptr, nullptr};
-  if (!(kFusedBlocksBuilt && fixed_blocks(*kern, extent, d, io, ws, KeyRange{0, d.m}, scale)))
-    forward_validated<kKeyTiles>(*kern, d, io, ws, Mask{}, scale, 0.0f);
+  run_plain<kKeyTiles>(*kern, d, ForwardIo{q, k, v, y, nullptr, nullptr}, ws, scale, extent);
   return Status::kOk;
 }
 
