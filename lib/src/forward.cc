@@ -149,8 +149,8 @@ TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Work
 // (8,8,16,16) on AVX-512 (forward()'s other paths' registers and saves).
 // Hosted targets only: on M-profile cores the plain call takes forward()'s
 // one dispatch, whose frames the board stack bound counts (docs/hardening.md).
-[[maybe_unused]] TINYATTN_NOINLINE void run_plain_call(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
-                                      float scale) {
+[[maybe_unused]] TINYATTN_NOINLINE void run_plain_call(const KernelsF32& kern, const Dims& d, const ForwardIo& io,
+                                                       Workspace ws, float scale) {
   detail::run_plain<true>(kern, d, io, ws, scale, detail::fixed_extent(d.dk, d.dv));
 }
 
@@ -163,8 +163,9 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
     run_plain_call(*kp, d, io, ws, effective_scale(d, o));
     return Status::kOk;
   }
-  if (!plain)
+  if (!plain) {
     if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
+  }
   const int extent = detail::fixed_extent(d.dk, d.dv);
   if (!(detail::kFusedBlocksBuilt && detail::forward_fixed_extent(*kp, extent, d, io, ws, mask, o)))
     detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));

@@ -111,7 +111,8 @@ void expect(Status want, const char* what, Edit edit) {
 // untouched.
 template <class Edit>
 void expect_plain(Status want, const char* what, Edit edit) {
-  for (const bool checked : {false, true}) {
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool checked = pass == 1;
     Arena::Scope scope;
     Call c;
     TA_CHECK_MSG(c.ok, "%s: arena too small", what);
