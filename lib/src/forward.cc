@@ -125,8 +125,9 @@ TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const
 // workspace, and nothing is checked that such a call cannot get wrong. Any
 // other call, and every fault, goes on to validate_forward, which names it
 // (tests/hardening/status_test.cc gives the plain call every fault and
-// compares). About 80 instructions where validate_forward takes 500.
-TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+// compares). About 80 instructions where validate_forward takes 500; not on
+// microcontrollers (detail::kFastPlainPaths).
+[[maybe_unused]] TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
                                         const Options& o, const KernelsF32** kernels) {
   if (!detail::plain_call(mask, o) || io.weights || io.lse || io.scores || validate(d) != Status::kOk) return false;
   const KernelsF32* table = kernels_f32(o.port);
@@ -147,8 +148,6 @@ TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Work
 
 // A frame of its own: in forward()'s, the blocks ran 8 ns slower at
 // (8,8,16,16) on AVX-512 (forward()'s other paths' registers and saves).
-// Hosted targets only: on M-profile cores the plain call takes forward()'s
-// one dispatch, whose frames the board stack bound counts (docs/hardening.md).
 [[maybe_unused]] TINYATTN_NOINLINE void run_plain_call(const KernelsF32& kern, const Dims& d, const ForwardIo& io,
                                                        Workspace ws, float scale) {
   detail::run_plain<true>(kern, d, io, ws, scale, detail::fixed_extent(d.dk, d.dv));
@@ -158,14 +157,11 @@ TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Work
 
 Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o) {
   const KernelsF32* kp = nullptr;
-  const bool plain = valid_plain_call(d, io, ws, mask, o, &kp);
-  if (plain && detail::kBlockLoopInlined) {
+  if (detail::kFastPlainPaths && valid_plain_call(d, io, ws, mask, o, &kp)) {
     run_plain_call(*kp, d, io, ws, effective_scale(d, o));
     return Status::kOk;
   }
-  if (!plain) {
-    if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  }
+  if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
   const int extent = detail::fixed_extent(d.dk, d.dv);
   if (!(detail::kFusedBlocksBuilt && detail::forward_fixed_extent(*kp, extent, d, io, ws, mask, o)))
     detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));

@@ -112,16 +112,20 @@ inline TINYATTN_NOINLINE void write_block_lse(const float* max, const float* sum
   for (size_t row = 0; row < rows; ++row) lse[row] = log_sum_exp(max[row], sum[row]);
 }
 
-// attend_fixed_blocks' loop (detail.h). Inlined on hosted targets, where the
-// pointers then reach the blocks in registers (the small shapes' blocks are
-// bound by a chain of latencies that starts at their first loads); a frame
-// of its own on M-profile cores (the board stack bound, docs/hardening.md).
-#if defined(__GNUC__) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+// The plain calls' fast paths: the block loop inlined where the pointers
+// then reach the blocks in registers (the small shapes' blocks are bound by
+// a chain of latencies that starts at their first loads), and forward()'s
+// quick check of its usual call. Not on microcontrollers (M-profile Arm,
+// bare-metal RISC-V), where frames and flash count before nanoseconds: the
+// loop keeps a frame of its own (the board stack bound, docs/hardening.md)
+// and the quick check, 480 bytes at -Os on the Cortex-M7, is left out.
+#if defined(__GNUC__) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M') && \
+    !(defined(__riscv) && !defined(__linux__))
 #define TINYATTN_BLOCK_LOOP inline __attribute__((always_inline))
-inline constexpr bool kBlockLoopInlined = true;
+inline constexpr bool kFastPlainPaths = true;
 #else
 #define TINYATTN_BLOCK_LOOP inline TINYATTN_NOINLINE
-inline constexpr bool kBlockLoopInlined = false;
+inline constexpr bool kFastPlainPaths = false;
 #endif
 TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
                                       Workspace ws, KeyRange r, float scale) {
