@@ -127,8 +127,9 @@ TINYATTN_NOINLINE void write_scores(const KernelsF32& kern, const Dims& d, const
 // (tests/hardening/status_test.cc gives the plain call every fault and
 // compares). About 80 instructions where validate_forward takes 500; not on
 // microcontrollers (detail::kFastPlainPaths).
-[[maybe_unused]] TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
-                                        const Options& o, const KernelsF32** kernels) {
+[[maybe_unused]] TINYATTN_NOINLINE bool valid_plain_call(const Dims& d, const ForwardIo& io, Workspace ws,
+                                                         const Mask& mask, const Options& o,
+                                                         const KernelsF32** kernels) {
   if (!detail::plain_call(mask, o) || io.weights || io.lse || io.scores || validate(d) != Status::kOk) return false;
   const KernelsF32* table = kernels_f32(o.port);
   constexpr size_t kF = sizeof(float);

@@ -50,11 +50,12 @@ Status run_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& m
     if (table == nullptr) return Status::kPortUnavailable;
     if (arrays != Status::kOk) return arrays;
   }
-  const bool blocks = kFusedBlocksBuilt && (plain ? io.weights == nullptr &&
-                                                        attend_fixed_blocks(*kern, extent, d, io, ws,
-                                                                            KeyRange{0, d.m}, effective_scale(d, o))
-                                                  : forward_fixed_extent(*kern, extent, d, io, ws, mask, o));
-  if (!blocks) forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  if (plain && io.weights == nullptr) {
+    run_plain<kKeyTiles>(*kern, d, io, ws, effective_scale(d, o), extent);
+    return Status::kOk;
+  }
+  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, o)))
+    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
   return Status::kOk;
 }
 

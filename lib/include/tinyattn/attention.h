@@ -198,9 +198,7 @@ constexpr double sqrt_from_above(double a) {
 constexpr float default_scale_of(size_t dk) {
   return 1.0f / static_cast<float>(sqrt_from_above(static_cast<double>(dk)));
 }
-}  // namespace detail
 
-namespace detail {
 // Extents the SIMD ports have fused kernels specialised for (fixed trip
 // counts, unrolled tiles; KernelsF32::attend_fixed): Dk and Dv each one of
 // 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1. The
@@ -244,9 +242,9 @@ extern template Status forward_fixed_default_port<false>(const Dims&, const Forw
 // The plain call, attn(q, k, v, y): no mask, weights, lse or Options, on the
 // default port. The tensors come as pointers, in registers: at the small
 // shapes a block is bound by its chain of latencies, and every pointer a
-// layer stores and the next reloads delays the first block's loads (through
-// ForwardIo and forward_fixed_default_port, 14-16 ns of a 138 ns call at
-// (8,8,16,16) on AVX-512; docs/performance.md).
+// layer stores and the next reloads delays the first block's loads (this
+// entry took the call from 138.5 to 130 ns at (8,8,16,16) on AVX-512;
+// docs/performance.md).
 // scale: detail::default_scale_of(d.dk), computed at compile time.
 template <bool kKeyTiles>
 Status forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
