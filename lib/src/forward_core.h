@@ -127,6 +127,11 @@ inline constexpr bool kFastPlainPaths = true;
 #define TINYATTN_BLOCK_LOOP inline TINYATTN_NOINLINE
 inline constexpr bool kFastPlainPaths = false;
 #endif
+// Rows per attend_fixed call at most: several blocks where the port takes
+// them (KernelsF32::fixed_multi_block_keys) on the builds with the fast plain
+// paths; one block on microcontrollers, whose stack holds the max and sum.
+inline constexpr size_t kFixedCallRows = kFastPlainPaths ? kFixedRowsAtOnce : kBlockRows;
+static_assert(kFixedCallRows % kBlockRows == 0, "whole blocks per call");
 TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
                                       Workspace ws, KeyRange r, float scale) {
   if (!kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
@@ -135,7 +140,10 @@ TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const 
   // products beat the fixed kernels' dot products from N = 32 (14-15% at
   // (128,128,64,64) and (256,256,64,64) on AVX-512).
   if (attend == nullptr || d.m > kKeyTile || transposes_keys(kern, d, false, ws.bytes)) return false;
-  float max[kBlockRows], sum[kBlockRows];
+  // Rows per call: several blocks where the port asks for them, whole blocks, then the short rest.
+  const size_t step =
+      kFixedCallRows > kBlockRows && r.size() <= kern.fixed_multi_block_keys ? kFixedCallRows : kBlockRows;
+  float max[kFixedCallRows], sum[kFixedCallRows];
   // Field by field (a list with zeros is a memset first, AttendBlock): q, k,
   // v, y and rows change per block; the scores go to the plain path's rows
   // (forward_workspace_bytes).
@@ -162,16 +170,18 @@ TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const 
     a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
     a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
     for (const size_t heads_end = (kv_head + 1) * d.hq; h * d.hkv < heads_end; ++h) {
-      for (size_t i0 = 0; i0 < d.n; i0 += kBlockRows) {
-        a.rows = d.n - i0 < kBlockRows ? d.n - i0 : kBlockRows;
+      for (size_t i0 = 0, rows = 0; i0 < d.n; i0 += rows) {
+        const size_t left = d.n - i0;
+        rows = left >= step ? step : left >= kBlockRows ? kBlockRows : left;
+        a.rows = rows;
         a.q = q;
         a.y = y;
         if (!attend(a)) return false;
-        q += a.rows * d.dk;
-        y += a.rows * d.dv;
+        q += rows * d.dk;
+        y += rows * d.dv;
         if (lse) {
-          write_block_lse(max, sum, a.rows, lse);
-          lse += a.rows;
+          write_block_lse(max, sum, rows, lse);
+          lse += rows;
         }
       }
     }

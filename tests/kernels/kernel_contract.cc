@@ -626,3 +626,82 @@ TA_CASE("kernels: each attend_fixed entry equals attend_block on blocks of its D
   }
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");
 }
+
+// A call of several blocks (KernelsF32::fixed_multi_block_keys) is its
+// blocks' calls: it declines exactly when one of them does and otherwise
+// gives their outputs, row maxima and sums to the bit, for every entry, key
+// counts up to the port's limit and past it, and an inf or NaN in one block.
+TA_CASE("kernels: an attend_fixed call of several blocks equals a call per block, declines included") {
+  Ports pl;
+  constexpr size_t kRows = tinyattn::kFixedRowsAtOnce;
+  static_assert(kRows % tinyattn::kBlockRows == 0 && kRows > tinyattn::kBlockRows, "several whole blocks");
+  const size_t widths[] = {8, 16, 32, 64};
+  size_t ports_with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.attend_fixed || k.fixed_multi_block_keys == 0) continue;
+    ++ports_with;
+    size_t finite = 0, accepted = 0, declined = 0, answer_differs = 0, bits_differ = 0;
+    Rng rng(61);
+    for (size_t dk : widths)
+      for (size_t dv : widths) {
+        bool (*const fixed)(const tinyattn::AttendBlock&) = k.attend_fixed[tinyattn::detail::fixed_extent(dk, dv)];
+        if (!fixed) continue;
+        const size_t limit = k.fixed_multi_block_keys;
+        for (size_t count : {size_t{1}, size_t{3}, limit / 2 + 1, limit, limit + 1, 2 * limit})
+          for (int what = 0; what < 4; ++what) {  // 0 finite, 1 NaN query, 2 inf score, 3 inf value
+            Arena::Scope scope;
+            const size_t lds = count + 3;
+            float* q = alloc<float>(kRows * dk);
+            float* kk = alloc<float>(count * dk);
+            float* v = alloc<float>(count * dv);
+            float* s = alloc<float>(kRows * lds);
+            float* y_call = alloc<float>(kRows * dv);
+            float* y_blocks = alloc<float>(kRows * dv);
+            if (!q || !kk || !v || !s || !y_call || !y_blocks) TA_IGNORE("arena too small");
+            rng.fill_normal(q, kRows * dk, 2.0f);
+            rng.fill_normal(kk, count * dk);
+            rng.fill_normal(v, count * dv);
+            const size_t row = tinyattn::kBlockRows + rng.next_u64() % (kRows - tinyattn::kBlockRows);
+            if (what == 1) q[row * dk + dk / 2] = std::numeric_limits<float>::quiet_NaN();
+            if (what == 2) q[row * dk] = 3e38f, kk[(count - 1) * dk] = 3e38f;
+            if (what == 3) v[(count / 2) * dv + dv - 1] = std::numeric_limits<float>::infinity();
+            float max_call[kRows], sum_call[kRows], max_blocks[kRows], sum_blocks[kRows];
+            const tinyattn::AttendBlock call{q,      dk, kRows,    kk,       dk,      v,      dv, count, dk, dv, 0.75f,
+                                             nullptr, s,  lds,      y_call,   dv,      max_call, sum_call, nullptr, 0};
+            const bool got = fixed(call);
+            bool want = true;
+            for (size_t r0 = 0; r0 < kRows; r0 += tinyattn::kBlockRows) {
+              tinyattn::AttendBlock block = call;
+              block.rows = tinyattn::kBlockRows;
+              block.q = q + r0 * dk;
+              block.y = y_blocks + r0 * dv;
+              block.max = max_blocks + r0;
+              block.sum = sum_blocks + r0;
+              want = fixed(block) && want;
+            }
+            finite += what == 0;
+            if (got != want) {
+              ++answer_differs;
+              continue;
+            }
+            if (!got) {
+              ++declined;
+              continue;
+            }
+            ++accepted;
+            if (std::memcmp(y_call, y_blocks, kRows * dv * sizeof(float)) != 0 ||
+                std::memcmp(max_call, max_blocks, sizeof max_call) != 0 ||
+                std::memcmp(sum_call, sum_blocks, sizeof sum_call) != 0)
+              ++bits_differ;
+          }
+      }
+    TA_CHECK_MSG(accepted == finite && declined == 3 * finite, "%s/%s: %zu of %zu finite calls accepted, %zu declined",
+                 k.port, k.simd_target(), accepted, finite, declined);
+    TA_CHECK_MSG(answer_differs == 0, "%s/%s: %zu calls answered unlike their blocks", k.port, k.simd_target(),
+                 answer_differs);
+    TA_CHECK_MSG(bits_differ == 0, "%s/%s: %zu calls' outputs differ from their blocks'", k.port, k.simd_target(),
+                 bits_differ);
+  }
+  if (ports_with == 0) TA_IGNORE("no port in this build takes several blocks per attend_fixed call");
+}

@@ -114,12 +114,24 @@ struct KernelsF32 {
   // The longest row softmax_short_rows takes (the driver does not call it
   // for longer ones: a declined call measured 15 ns per row at 256 floats).
   size_t short_rows_max = 0;
+
+  // Calls of at most this many keys (0: none) may give attend_fixed several
+  // consecutive blocks, up to kFixedRowsAtOnce rows (AttendBlock::rows), so
+  // a port can issue one block's softmax, a chain of latencies, before the
+  // next block's products, which fill it. Where a block's own products fill
+  // it (more keys), a call per block was faster. A call of several blocks
+  // declines when any of them would; its outputs are the blocks' own.
+  size_t fixed_multi_block_keys = 0;
 };
 
 // At most this many rows per softmax_short_rows call.
 inline constexpr size_t kShortRowsAtOnce = 8;
 
-// Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows),
+// At most this many rows per attend_fixed call (KernelsF32::fixed_multi_block_keys).
+inline constexpr size_t kFixedRowsAtOnce = 2 * kBlockRows;
+
+// Arguments of KernelsF32::attend_block. For r < rows (1 <= rows <= kBlockRows;
+// for attend_fixed, also a multiple of kBlockRows up to kFixedRowsAtOnce),
 // row r sees keys [own[2r], own[2r+1]) of [0, count) (own == nullptr: all of
 // them; every range is non-empty) and the port computes
 //   s_rj   = scale * dot(q + r*ldq, k + j*ldk)                  (into s + r*lds)
