@@ -815,30 +815,40 @@ template <size_t R, size_t kGroups, size_t kDk>
 HWY_INLINE void FewScores(const AttendBlock& b, const float* HWY_RESTRICT q_rows, hn::Vec<D8> (&sc)[R][kGroups]) {
   constexpr size_t N = 8;
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  // Two rows per key load where 32 registers hold their 16 accumulators: half
+  // the key loads, which split cache lines when K is not 32-byte aligned
+  // (16 bytes off: 7-9% faster at (16,16,32,32) on AVX-512; the same aligned).
+  constexpr size_t kRows = (HWY_TARGET == HWY_AVX2 || R % 2 != 0) ? 1 : 2;
   using V8 = hn::Vec<D8>;
   const D8 d;
   const size_t count = b.count;
-  for (size_t r = 0; r < R; ++r) {
-    const float* q = q_rows + r * b.ldq;
-    // Opaque per row: GCC otherwise hoists the keys' loads out of the row
+  for (size_t r0 = 0; r0 < R; r0 += kRows) {
+    // Opaque per pass: GCC otherwise hoists the keys' loads out of the row
     // loop and keeps the tile (64 vectors at Dk = 32) on the stack.
     const float* keys = b.k;
     asm("" : "+r"(keys));
     for (size_t g = 0; g < kGroups; ++g) {
-      V8 acc[N];
+      V8 acc[kRows][N];
       const float* kj[N];
       for (size_t j = 0; j < N; ++j) {  // keys past count: the last key's row, masked below
         const size_t key = g * N + j < count ? g * N + j : count - 1;
         kj[j] = keys + key * b.ldk;
-        acc[j] = hn::Zero(d);
+        for (size_t i = 0; i < kRows; ++i) acc[i][j] = hn::Zero(d);
       }
       for (size_t c = 0; c < kDk; c += N) {
-        const V8 qv = InRegister(hn::LoadU(d, q + c));
-        for (size_t j = 0; j < N; ++j) acc[j] = hn::MulAdd(qv, hn::LoadU(d, kj[j] + c), acc[j]);
+        V8 qv[kRows];
+        for (size_t i = 0; i < kRows; ++i) qv[i] = InRegister(hn::LoadU(d, q_rows + (r0 + i) * b.ldq + c));
+        for (size_t j = 0; j < N; ++j) {
+          const V8 kv = hn::LoadU(d, kj[j] + c);
+          for (size_t i = 0; i < kRows; ++i) acc[i][j] = hn::MulAdd(qv[i], kv, acc[i][j]);
+        }
       }
-      V8 x = hn::Mul(Sum8(d, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), hn::Set(d, b.scale));
-      if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
-      sc[r][g] = x;
+      for (size_t i = 0; i < kRows; ++i) {
+        V8 x = hn::Mul(Sum8(d, acc[i][0], acc[i][1], acc[i][2], acc[i][3], acc[i][4], acc[i][5], acc[i][6], acc[i][7]),
+                       hn::Set(d, b.scale));
+        if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
+        sc[r0 + i][g] = x;
+      }
     }
   }
 }
