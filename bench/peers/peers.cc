@@ -269,6 +269,52 @@ std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port 
 std::unique_ptr<Forward> make_triple_loop(const Problem& p) { return std::make_unique<TripleLoop>(p); }
 std::unique_ptr<Forward> make_eigen(const Problem& p) { return std::make_unique<EigenPeer>(p); }
 
+namespace {
+// forward() on copies of the problem's arrays placed `offset` floats past a
+// cache line (0: on one; 4: 16 bytes past, what malloc often gives).
+class TinyattnPlaced : public Forward {
+ public:
+  TinyattnPlaced(const Problem& p, tinyattn::Port port, size_t offset)
+      : dims_{p.n, p.m, p.dk, p.dv, 1, 1},
+        ws_(tinyattn::forward_workspace_bytes(dims_, false)),
+        q_(p.q.size() + offset),
+        k_(p.k.size() + offset),
+        v_(p.v.size() + offset),
+        out_(p.n * p.dv + offset),
+        offset_(offset) {
+    std::copy(p.q.begin(), p.q.end(), q_.data() + offset);
+    std::copy(p.k.begin(), p.k.end(), k_.data() + offset);
+    std::copy(p.v.begin(), p.v.end(), v_.data() + offset);
+    y_.resize(p.n * p.dv);
+    options_.port = port;
+  }
+  void run() override {
+    const tinyattn::ForwardIo io{q_.data() + offset_, k_.data() + offset_, v_.data() + offset_,
+                                 out_.data() + offset_, nullptr, nullptr};
+    status_ = tinyattn::forward(dims_, io, {ws_.data(), ws_.size()}, {}, options_);
+  }
+  void finish() { std::copy(out_.data() + offset_, out_.data() + offset_ + y_.size(), y_.begin()); }
+  tinyattn::Status status() const { return status_; }
+
+ private:
+  tinyattn::Dims dims_;
+  std::vector<unsigned char> ws_;
+  AlignedFloats q_, k_, v_, out_;
+  size_t offset_;
+  tinyattn::Options options_;
+  tinyattn::Status status_ = tinyattn::Status::kOk;
+};
+}  // namespace
+
+std::unique_ptr<Forward> make_tinyattn_placed(const Problem& p, tinyattn::Port port, size_t offset) {
+  if (!tinyattn::kernels_f32(port)) return nullptr;
+  auto t = std::make_unique<TinyattnPlaced>(p, port, offset);
+  t->run();
+  if (t->status() != tinyattn::Status::kOk) return nullptr;
+  t->finish();
+  return t;
+}
+
 std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, const tinyattn::Mask& mask,
                                        tinyattn::Scratch scratch) {
   if (!tinyattn::kernels_f32(port)) return nullptr;

@@ -44,6 +44,8 @@ std::unique_ptr<Forward> make_tinyattn(const Problem& p, tinyattn::Port port, co
 // The same through the compile-time API, Attention<Shape<...>>, at the
 // shapes it is instantiated for, (8,8,16,16) and (16,16,32,32); null at others.
 std::unique_ptr<Forward> make_tinyattn_fixed(const Problem& p, tinyattn::Port port);
+// forward() on copies of the arrays placed `offset` floats past a cache line.
+std::unique_ptr<Forward> make_tinyattn_placed(const Problem& p, tinyattn::Port port, size_t offset);
 
 // The parts of a forward timed alone, for the bound on its share of the
 // peak: the two products without the softmax between them (oneDNN's matmuls;

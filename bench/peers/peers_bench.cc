@@ -315,6 +315,8 @@ std::string small_shapes_table(const TimingConfig& cfg) {
       std::unique_ptr<Forward> blocks = make_tinyattn_blocks(prob, p);
       if (!blocks) continue;
       parts.push_back({port_label(p) + " forward()", make_tinyattn(prob, p)});
+      parts.push_back({port_label(p) + " forward(), arrays on a cache line", make_tinyattn_placed(prob, p, 0)});
+      parts.push_back({port_label(p) + " forward(), arrays 16 bytes past one", make_tinyattn_placed(prob, p, 4)});
       parts.push_back({port_label(p) + " Attention<Shape> (compile-time API)", make_tinyattn_fixed(prob, p)});
       parts.push_back({port_label(p) + " fused block kernel alone", std::move(blocks)});
       if (std::unique_ptr<Forward> fixed = make_tinyattn_blocks(prob, p, true))
