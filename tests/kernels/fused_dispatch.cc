@@ -205,11 +205,12 @@ Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
 }  // namespace
 
 // The whole-call path of forward() and Attention<S> at the fixed extents:
-// which calls it takes (every block to the port's attend_fixed entry) and
+// which calls it takes (every block to the port's attend_fixed entry, in as
+// many calls as fixed_multi_block_keys makes) and
 // which it leaves to the block driver, its outputs against the reference,
 // and, where a block holds an inf or NaN (the kernel declines), the block
 // driver's outputs to the bit.
-TA_CASE("forward: calls at the fixed extents without masks or weights go block by block to attend_fixed") {
+TA_CASE("forward: calls at the fixed extents without masks or weights go to attend_fixed, a block or a few at a time") {
   using tinyattn::KernelsF32;
   const size_t ports_with = for_ports_with(&KernelsF32::attend_fixed, [](tinyattn::Port port, size_t pi,
                                                                         const KernelsF32& k) {

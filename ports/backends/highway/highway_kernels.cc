@@ -908,6 +908,7 @@ HWY_INLINE bool AttendFew(const AttendBlock& b) {
 // (8,8,16,16) on AVX-512: 94 ns against 104 for two calls. Not for more
 // keys: at 16 keys a block's own FMAs already fill its softmax (the
 // pipelined blocks ran 4-6% slower there).
+constexpr size_t kPipelinedKeys = 8;  // one vector of keys (KernelsF32::fixed_multi_block_keys)
 template <size_t kDk, size_t kDv>
 HWY_INLINE bool AttendFewBlocks(const AttendBlock& b, size_t blocks) {
   constexpr size_t R = kBlockRows;
@@ -958,7 +959,8 @@ bool AttendFixed(const AttendBlock& b);
 template <size_t kD>
 HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
 #if TINYATTN_HWY_SUM8
-  if (b.count <= 8 && b.own == nullptr && b.kt == nullptr) return AttendFewBlocks<kD, kD>(b, b.rows / kBlockRows);
+  if (b.count <= kPipelinedKeys && b.own == nullptr && b.kt == nullptr)
+    return AttendFewBlocks<kD, kD>(b, b.rows / kBlockRows);
 #endif
   return EachBlock(b, AttendFixed<kD>);
 }
@@ -983,7 +985,7 @@ constexpr SquareFixedExtents kAttendFixed =
     square_fixed_extents(AttendOtherExtent, AttendFixed<8>, AttendFixed<16>, AttendFixed<32>, AttendFixed<64>);
 
 #if TINYATTN_HWY_SUM8
-#define TINYATTN_HWY_MULTI_BLOCK_KEYS 8  // the key counts AttendFixedBlocks pipelines
+#define TINYATTN_HWY_MULTI_BLOCK_KEYS kPipelinedKeys
 #else
 #define TINYATTN_HWY_MULTI_BLOCK_KEYS 0
 #endif
