@@ -195,18 +195,22 @@ class TinyattnSoftmax : public Forward {
 
 class TinyattnBlocks : public Forward {
  public:
-  TinyattnBlocks(const Problem& p, bool (*attend)(const tinyattn::AttendBlock&))
-      : p_(p), attend_(attend), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_) {
+  // step: rows per call where whole (the driver's rule for the fixed-extent
+  // entries: several blocks where the port takes them, lib/src/forward_core.h).
+  TinyattnBlocks(const Problem& p, bool (*attend)(const tinyattn::AttendBlock&), size_t step)
+      : p_(p), attend_(attend), step_(step), lds_(round_up_16(p.m)), s_(tinyattn::kBlockRows * lds_) {
     y_.resize(p.n * p.dv);
   }
   void run() override {
     const Problem& p = p_;
-    float max[tinyattn::kBlockRows], sum[tinyattn::kBlockRows];
-    for (size_t i = 0; i < p.n; i += tinyattn::kBlockRows) {
+    float max[tinyattn::kFixedRowsAtOnce], sum[tinyattn::kFixedRowsAtOnce];
+    for (size_t i = 0, rows = 0; i < p.n; i += rows) {
+      const size_t left = p.n - i;
+      rows = left >= step_ ? step_ : std::min(left, tinyattn::kBlockRows);
       tinyattn::AttendBlock b;  // every field set below
       b.q = &p.q[i * p.dk];
       b.ldq = p.dk;
-      b.rows = std::min(p.n - i, tinyattn::kBlockRows);
+      b.rows = rows;
       b.k = p.k.data();
       b.ldk = p.dk;
       b.v = p.v.data();
@@ -232,6 +236,7 @@ class TinyattnBlocks : public Forward {
  private:
   const Problem& p_;
   bool (*attend_)(const tinyattn::AttendBlock&);
+  size_t step_;
   size_t lds_;
   AlignedFloats s_;
   bool ok_ = true;
@@ -243,12 +248,14 @@ std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port p
   const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
   if (!k || !k->attend_block) return nullptr;
   bool (*attend)(const tinyattn::AttendBlock&) = k->attend_block;
+  size_t step = tinyattn::kBlockRows;
   if (fixed) {
     const int e = tinyattn::detail::fixed_extent(p.dk, p.dv);
     if (e < 0 || !k->attend_fixed || !k->attend_fixed[e]) return nullptr;
     attend = k->attend_fixed[e];
+    if (p.m <= k->fixed_multi_block_keys) step = tinyattn::kFixedRowsAtOnce;
   }
-  auto b = std::make_unique<TinyattnBlocks>(p, attend);
+  auto b = std::make_unique<TinyattnBlocks>(p, attend, step);
   b->run();
   if (!b->ok()) return nullptr;  // a block the kernel declines: not this bench's inputs
   return b;

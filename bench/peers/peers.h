@@ -61,7 +61,8 @@ std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port 
 // forward's driver calls it but without the argument checks and the
 // driver's loops around it: what a call costs beyond them. Null where the
 // port has no attend_block. fixed: its attend_fixed entry for the problem's
-// Dk and Dv instead (null where it has none).
+// Dk and Dv instead (null where it has none), given several blocks per call
+// where the port takes them, as the driver does.
 std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port, bool fixed = false);
 
 // fp32 FMA peak of one core at the widest vectors it has (AVX-512 where the

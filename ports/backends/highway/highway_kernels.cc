@@ -197,6 +197,18 @@ HWY_INLINE hn::Vec<D8> Sum8(DX d, VX a0, VX a1, VX a2, VX a3, VX a4, VX a5, VX a
 #define TINYATTN_HWY_SUM8 0
 #endif
 
+#if TINYATTN_HWY_SUM8 && HWY_TARGET != HWY_AVX2
+// Fixed-extent calls of two blocks with at most this many keys take
+// AttendColumns (its 16 score vectors and 8 transposed query columns want
+// AVX-512's 32 registers; AVX2 keeps AttendFew and its pipelined blocks).
+// A call of one block keeps AttendFew: the rows as lanes cost a call of 8
+// rows whatever its rows (N = 4, M = 16, Dk = 32: 224-233 ns against 171).
+#define TINYATTN_HWY_COLUMNS 1
+constexpr size_t kColumnKeys = 16;
+#else
+#define TINYATTN_HWY_COLUMNS 0
+#endif
+
 const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
 
 // Four keys at a time, one accumulator each: four independent FMA chains and
@@ -768,21 +780,22 @@ bool AttendBlockKernel(const AttendBlock& b) {
 }
 
 #if TINYATTN_HWY_SUM8
-// y[r*ldy + c] = a[r] * sum_j p[r*ldp + j] * v[j*ldv + c] for r < R, c < kDv
+// y[r*ldy + c] = a[r] * sum_j p[r*ldp + j*ldj] * v[j*ldv + c] for r < R, c < kDv
 // (a multiple of 8): the fused kernels' P.V, with the finiteness check on
 // the outputs while they are in registers (storing and reloading the output
 // rows was 8-13% of a short block's time). Vectors of at most kDv lanes (8
 // on AVX-512 at Dv = 8), at most kColsAtOnce of them per row at once.
 // Returns whether every output is finite.
 template <size_t R, size_t kDv>
-HWY_INLINE bool FewWeightedSum(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
-                               size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy) {
+HWY_INLINE bool FewWeightedSum(const float* HWY_RESTRICT p, size_t ldp, size_t ldj, const float* HWY_RESTRICT v,
+                               size_t ldv, size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy) {
   using DV = std::conditional_t<(hn::MaxLanes(D()) > kDv), D8, D>;
   using VV = hn::Vec<DV>;
   const DV d;
   constexpr size_t N = hn::MaxLanes(DV());
   constexpr size_t kCols = kDv / N;
-  constexpr size_t kColsAtOnce = kCols < 4 ? kCols : HWY_TARGET == HWY_AVX2 ? 2 : 4;
+  constexpr size_t kColsAtOnceMax = HWY_TARGET == HWY_AVX2 || R > 4 ? 2 : 4;  // R * kColsAtOnce accumulators
+  constexpr size_t kColsAtOnce = kCols < kColsAtOnceMax ? kCols : kColsAtOnceMax;
   static_assert(kDv % N == 0 && kCols % kColsAtOnce == 0, "whole vectors, whole tiles");
   VV probe = hn::Zero(d);  // sum of y - y: 0 if every y is finite, else NaN
   for (size_t c0 = 0; c0 < kDv; c0 += kColsAtOnce * N) {
@@ -793,7 +806,7 @@ HWY_INLINE bool FewWeightedSum(const float* HWY_RESTRICT p, size_t ldp, const fl
       VV vj[kColsAtOnce];
       for (size_t c = 0; c < kColsAtOnce; ++c) vj[c] = hn::LoadU(d, v + j * ldv + c0 + c * N);
       for (size_t r = 0; r < R; ++r) {
-        const VV w = hn::Set(d, p[r * ldp + j]);
+        const VV w = hn::Set(d, p[r * ldp + j * ldj]);
         for (size_t c = 0; c < kColsAtOnce; ++c) acc[r][c] = hn::MulAdd(w, vj[c], acc[r][c]);
       }
     }
@@ -881,6 +894,91 @@ HWY_INLINE bool FewSoftmax(const hn::Vec<D8> (&sc)[R][kGroups], float (*p)[kGrou
   return ok;
 }
 
+#if TINYATTN_HWY_COLUMNS
+// x[r] lane i becomes x[i] lane r: unpacks within 128-bit blocks, then one
+// exchange of blocks (24 shuffles).
+HWY_INLINE void Transpose8x8(hn::Vec<D8> (&x)[8]) {
+  const D8 d;
+  const hn::Repartition<double, D8> dd;
+  hn::Vec<D8> t[8], u[8];
+  for (size_t i = 0; i < 8; i += 2) {
+    t[i] = hn::InterleaveLower(d, x[i], x[i + 1]);
+    t[i + 1] = hn::InterleaveUpper(d, x[i], x[i + 1]);
+  }
+  for (size_t i = 0; i < 8; i += 4)
+    for (size_t h = 0; h < 2; ++h) {
+      const auto lo = hn::BitCast(dd, t[i + h]), hi = hn::BitCast(dd, t[i + h + 2]);
+      u[i + 2 * h] = hn::BitCast(d, hn::InterleaveLower(dd, lo, hi));
+      u[i + 2 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(dd, lo, hi));
+    }
+  for (size_t i = 0; i < 4; ++i) {
+    x[i] = hn::ConcatLowerLower(d, u[i + 4], u[i]);
+    x[i + 4] = hn::ConcatUpperUpper(d, u[i + 4], u[i]);
+  }
+}
+
+// The scores and softmax of a call of two blocks (8 rows) whose keys fit
+// kKeys, Dk a constant, with the rows as the lanes: the query tile
+// transposed eight columns at a time, each key's elements broadcast against
+// it, gives one vector of every row's score per key, so the max, exp and sum
+// over the keys are lane-wise (no transpose-add, no horizontal reduction).
+// p[j] gets key j's numerators (lane r: row r), inv the rows' 1 / sum, b.max
+// and b.sum the rows' own. kDense: all kKeys keys and b.ldk == kDk, so every key element sits at a
+// constant offset from b.k; its loops are unrolled (a pointer per key
+// otherwise spilled: 13% of the call at (16,16,32,32)).
+template <size_t kKeys, size_t kDk, bool kDense>
+HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) {
+  static_assert(kDk % 8 == 0, "whole column groups");
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  using V8 = hn::Vec<D8>;
+  const D8 d;
+  const size_t count = b.count;
+  const float* kj[kKeys];
+  V8 s[kKeys];
+  for (size_t j = 0; j < kKeys; ++j) {  // keys past count: the last key's row, -inf below
+    kj[j] = b.k + (j < count ? j : count - 1) * b.ldk;
+    s[j] = hn::Zero(d);
+  }
+  const auto columns = [&](size_t c) {
+    V8 qt[8];
+    for (size_t r = 0; r < 8; ++r) qt[r] = hn::LoadU(d, b.q + r * b.ldq + c);
+    Transpose8x8(qt);
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < 8; ++i)
+      for (size_t j = 0; j < kKeys; ++j) {
+        const float* key = kDense ? b.k + j * kDk + c + i : kj[j] + c + i;
+        s[j] = hn::MulAdd(hn::Set(d, *key), qt[i], s[j]);
+      }
+  };
+  if (kDense) {
+    HWY_UNROLL(8)
+    for (size_t c = 0; c < kDk; c += 8) columns(c);
+  } else {
+    for (size_t c = 0; c < kDk; c += 8) columns(c);
+  }
+  const V8 scale = hn::Set(d, b.scale);
+  V8 m = hn::Set(d, -kInf);
+  for (size_t j = 0; j < kKeys; ++j) {
+    s[j] = kDense || j < count ? hn::Mul(s[j], scale) : hn::Set(d, -kInf);
+    m = hn::Max(m, s[j]);
+  }
+  V8 sum = hn::Zero(d);
+  for (size_t j = 0; j < kKeys; ++j) {
+    const V8 e = ExpNonPositive(d, hn::Sub(s[j], m));
+    hn::Store(e, d, p[j]);
+    sum = hn::Add(sum, e);
+  }
+  // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
+  // compare also fails for a NaN sum.
+  const auto ok = hn::And(hn::And(hn::Gt(m, hn::Set(d, -kInf)), hn::Lt(m, hn::Set(d, kInf))),
+                          hn::Ge(sum, hn::Set(d, 1.0f)));
+  hn::StoreU(m, d, b.max);
+  hn::StoreU(sum, d, b.sum);
+  hn::Store(hn::Div(hn::Set(d, 1.0f), sum), d, inv);
+  return hn::AllTrue(d, ok);
+}
+#endif  // TINYATTN_HWY_COLUMNS
+
 // A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),
 // Dk and Dv constants: each row's scores stay in registers, one lane per key
 // (eight dot products, then one transpose-add, Sum8), through the max, exp
@@ -889,8 +987,7 @@ HWY_INLINE bool FewSoftmax(const hn::Vec<D8> (&sc)[R][kGroups], float (*p)[kGrou
 // as vectors, a store-to-load forwarding stall per piece on the path of
 // every short row. The same semantics as AttendRows (declines included);
 // its sums may round differently (a key's score is one Sum8 lane here).
-// Eight-lane vectors on AVX-512 too: 16 lanes would leave half of each
-// vector empty at these key counts (the P.V product keeps full vectors).
+// On AVX-512, calls of two blocks take AttendColumns instead.
 template <size_t R, size_t kGroups, size_t kDk, size_t kDv>
 HWY_INLINE bool AttendFew(const AttendBlock& b) {
   hn::Vec<D8> sc[R][kGroups];
@@ -898,14 +995,16 @@ HWY_INLINE bool AttendFew(const AttendBlock& b) {
   HWY_ALIGN float p[R][kGroups * 8];
   float inv[R];
   if (!FewSoftmax<R, kGroups>(sc, p, b.max, b.sum, inv)) return false;
-  return FewWeightedSum<R, kDv>(&p[0][0], kGroups * 8, b.v, b.ldv, b.count, inv, b.y, b.ldy);
+  return FewWeightedSum<R, kDv>(&p[0][0], kGroups * 8, 1, b.v, b.ldv, b.count, inv, b.y, b.ldy);
 }
 
+#if !TINYATTN_HWY_COLUMNS
 // AttendFew<kBlockRows, 1> over `blocks` consecutive blocks, software-
 // pipelined: a block's softmax (max, exp and sum, a chain of latencies) is
 // issued before the next block's scores, whose independent FMAs fill it,
 // and its P.V after them. The same floats as block by block. Measured at
-// (8,8,16,16) on AVX-512: 94 ns against 104 for two calls. Not for more
+// (8,8,16,16) on an AVX-512 CPU (before AttendColumns took these calls
+// there): 94 ns against 104 for two calls. Not for more
 // keys: at 16 keys a block's own FMAs already fill its softmax (the
 // pipelined blocks ran 4-6% slower there).
 constexpr size_t kPipelinedKeys = 8;  // one vector of keys (KernelsF32::fixed_multi_block_keys)
@@ -921,12 +1020,13 @@ HWY_INLINE bool AttendFewBlocks(const AttendBlock& b, size_t blocks) {
     const bool more = i + 1 < blocks;
     ok &= FewSoftmax<R, 1>(sc, p, b.max + i * R, b.sum + i * R, inv);
     if (more) FewScores<R, 1, kDk>(b, b.q + (i + 1) * R * b.ldq, next);
-    ok &= FewWeightedSum<R, kDv>(&p[0][0], 8, b.v, b.ldv, b.count, inv, b.y + i * R * b.ldy, b.ldy);
+    ok &= FewWeightedSum<R, kDv>(&p[0][0], 8, 1, b.v, b.ldv, b.count, inv, b.y + i * R * b.ldy, b.ldy);
     if (more)
       for (size_t r = 0; r < R; ++r) sc[r][0] = next[r][0];
   }
   return ok;
 }
+#endif  // !TINYATTN_HWY_COLUMNS
 #endif  // TINYATTN_HWY_SUM8
 
 // f(block) for each block of a call of several (KernelsF32::fixed_multi_block_keys),
@@ -954,11 +1054,30 @@ bool AttendOtherExtent(const AttendBlock& b) {
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b);
 
+#if TINYATTN_HWY_COLUMNS
+// A call of two blocks with at most kColumnKeys keys: ColumnsSoftmax, then
+// the P.V of its 8 rows.
+template <size_t kD>
+HWY_NOINLINE bool AttendColumns(const AttendBlock& b) {
+  static_assert(kFixedRowsAtOnce == 8, "a call's rows fill the 8 lanes");
+  HWY_ALIGN float p[kColumnKeys][8];
+  HWY_ALIGN float inv[8];
+  const bool dense = b.ldk == kD;
+  bool ok;
+  if (b.count <= 8)
+    ok = dense && b.count == 8 ? ColumnsSoftmax<8, kD, true>(b, p, inv) : ColumnsSoftmax<8, kD, false>(b, p, inv);
+  else
+    ok = dense && b.count == 16 ? ColumnsSoftmax<16, kD, true>(b, p, inv) : ColumnsSoftmax<16, kD, false>(b, p, inv);
+  if (!ok) return false;
+  return FewWeightedSum<kFixedRowsAtOnce, kD>(&p[0][0], 1, 8, b.v, b.ldv, b.count, inv, b.y, b.ldy);
+}
+#endif
+
 // A call of several blocks at Dk = Dv = kD: pipelined where the keys fit
-// one vector, else block by block.
+// one vector (AVX2), else block by block.
 template <size_t kD>
 HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
-#if TINYATTN_HWY_SUM8
+#if TINYATTN_HWY_SUM8 && !TINYATTN_HWY_COLUMNS
   if (b.count <= kPipelinedKeys && b.own == nullptr && b.kt == nullptr)
     return AttendFewBlocks<kD, kD>(b, b.rows / kBlockRows);
 #endif
@@ -972,6 +1091,10 @@ HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
 // time there (its compile under ASan was most of the sanitizer build).
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b) {
+#if TINYATTN_HWY_COLUMNS
+  if (b.rows == kFixedRowsAtOnce && b.count <= kColumnKeys && b.own == nullptr && b.kt == nullptr)
+    return AttendColumns<kD>(b);
+#endif
   if (b.rows > kBlockRows) return AttendFixedBlocks<kD>(b);
   if (b.rows != kBlockRows || b.own != nullptr || b.kt != nullptr) return AttendBlockKernel(b);
 #if TINYATTN_HWY_SUM8
@@ -984,7 +1107,9 @@ bool AttendFixed(const AttendBlock& b) {
 constexpr SquareFixedExtents kAttendFixed =
     square_fixed_extents(AttendOtherExtent, AttendFixed<8>, AttendFixed<16>, AttendFixed<32>, AttendFixed<64>);
 
-#if TINYATTN_HWY_SUM8
+#if TINYATTN_HWY_COLUMNS
+#define TINYATTN_HWY_MULTI_BLOCK_KEYS kColumnKeys
+#elif TINYATTN_HWY_SUM8
 #define TINYATTN_HWY_MULTI_BLOCK_KEYS kPipelinedKeys
 #else
 #define TINYATTN_HWY_MULTI_BLOCK_KEYS 0
@@ -1086,6 +1211,7 @@ const KernelsF32* Table() {
 }
 #undef TINYATTN_HWY_SHORT_ROWS
 #undef TINYATTN_HWY_MULTI_BLOCK_KEYS
+#undef TINYATTN_HWY_COLUMNS
 
 }  // namespace HWY_NAMESPACE
 }  // namespace highway

@@ -118,9 +118,11 @@ struct KernelsF32 {
   // Calls of at most this many keys (0: none) may give attend_fixed several
   // consecutive blocks, up to kFixedRowsAtOnce rows (AttendBlock::rows), so
   // a port can issue one block's softmax, a chain of latencies, before the
-  // next block's products, which fill it. Where a block's own products fill
-  // it (more keys), a call per block was faster. A call of several blocks
-  // declines when any of them would; its outputs are the blocks' own.
+  // next block's products, or lay its work out across the rows of all of
+  // them (Highway's AVX-512 kernel with the rows as the lanes). A call of
+  // several blocks declines exactly when one of its blocks' calls would; its
+  // outputs, maxima and sums are within the same bounds (its sums may run in
+  // another order than a call per block's).
   size_t fixed_multi_block_keys = 0;
 };
 
