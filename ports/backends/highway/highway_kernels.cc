@@ -197,14 +197,16 @@ HWY_INLINE hn::Vec<D8> Sum8(DX d, VX a0, VX a1, VX a2, VX a3, VX a4, VX a5, VX a
 #define TINYATTN_HWY_SUM8 0
 #endif
 
-#if TINYATTN_HWY_SUM8 && HWY_TARGET != HWY_AVX2
+#if TINYATTN_HWY_SUM8
 // Fixed-extent calls of two blocks with at most this many keys take
-// AttendColumns (its 16 score vectors and 8 transposed query columns want
-// AVX-512's 32 registers; AVX2 keeps AttendFew and its pipelined blocks).
-// A call of one block keeps AttendFew: the rows as lanes cost a call of 8
-// rows whatever its rows (N = 4, M = 16, Dk = 32: 224-233 ns against 171).
+// AttendColumns. AVX-512's 32 registers hold its 16 score vectors and 8
+// transposed query columns; AVX2's 16 hold 8 score vectors, and only up to
+// Dk = 16 without spilling (its pipelined AttendFew pairs stay faster at
+// Dk = 32: 167-172 ns against 172-197 at (8,8,32,32)). A call of one block
+// keeps AttendFew: the rows as lanes cost a call of 8 rows whatever its
+// rows (N = 4, M = 16, Dk = 32 on AVX-512: 224-233 ns against 171).
 #define TINYATTN_HWY_COLUMNS 1
-constexpr size_t kColumnKeys = 16;
+constexpr size_t kColumnKeys = HWY_TARGET == HWY_AVX2 ? 8 : 16;
 #else
 #define TINYATTN_HWY_COLUMNS 0
 #endif
@@ -987,7 +989,7 @@ HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) 
 // as vectors, a store-to-load forwarding stall per piece on the path of
 // every short row. The same semantics as AttendRows (declines included);
 // its sums may round differently (a key's score is one Sum8 lane here).
-// On AVX-512, calls of two blocks take AttendColumns instead.
+// Calls of two blocks mostly take AttendColumns instead.
 template <size_t R, size_t kGroups, size_t kDk, size_t kDv>
 HWY_INLINE bool AttendFew(const AttendBlock& b) {
   hn::Vec<D8> sc[R][kGroups];
@@ -998,7 +1000,7 @@ HWY_INLINE bool AttendFew(const AttendBlock& b) {
   return FewWeightedSum<R, kDv>(&p[0][0], kGroups * 8, 1, b.v, b.ldv, b.count, inv, b.y, b.ldy);
 }
 
-#if !TINYATTN_HWY_COLUMNS
+#if HWY_TARGET == HWY_AVX2
 // AttendFew<kBlockRows, 1> over `blocks` consecutive blocks, software-
 // pipelined: a block's softmax (max, exp and sum, a chain of latencies) is
 // issued before the next block's scores, whose independent FMAs fill it,
@@ -1026,7 +1028,7 @@ HWY_INLINE bool AttendFewBlocks(const AttendBlock& b, size_t blocks) {
   }
   return ok;
 }
-#endif  // !TINYATTN_HWY_COLUMNS
+#endif  // HWY_TARGET == HWY_AVX2
 #endif  // TINYATTN_HWY_SUM8
 
 // f(block) for each block of a call of several (KernelsF32::fixed_multi_block_keys),
@@ -1064,20 +1066,21 @@ HWY_NOINLINE bool AttendColumns(const AttendBlock& b) {
   HWY_ALIGN float inv[8];
   const bool dense = b.ldk == kD;
   bool ok;
-  if (b.count <= 8)
+  if (kColumnKeys == 8 || b.count <= 8)
     ok = dense && b.count == 8 ? ColumnsSoftmax<8, kD, true>(b, p, inv) : ColumnsSoftmax<8, kD, false>(b, p, inv);
   else
-    ok = dense && b.count == 16 ? ColumnsSoftmax<16, kD, true>(b, p, inv) : ColumnsSoftmax<16, kD, false>(b, p, inv);
+    ok = dense && b.count == 16 ? ColumnsSoftmax<kColumnKeys, kD, true>(b, p, inv)
+                                : ColumnsSoftmax<kColumnKeys, kD, false>(b, p, inv);
   if (!ok) return false;
   return FewWeightedSum<kFixedRowsAtOnce, kD>(&p[0][0], 1, 8, b.v, b.ldv, b.count, inv, b.y, b.ldy);
 }
 #endif
 
-// A call of several blocks at Dk = Dv = kD: pipelined where the keys fit
-// one vector (AVX2), else block by block.
+// A call of several blocks at Dk = Dv = kD that AttendColumns does not
+// take: pipelined where the keys fit one vector (AVX2), else block by block.
 template <size_t kD>
 HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
-#if TINYATTN_HWY_SUM8 && !TINYATTN_HWY_COLUMNS
+#if TINYATTN_HWY_SUM8 && HWY_TARGET == HWY_AVX2
   if (b.count <= kPipelinedKeys && b.own == nullptr && b.kt == nullptr)
     return AttendFewBlocks<kD, kD>(b, b.rows / kBlockRows);
 #endif
@@ -1092,7 +1095,8 @@ HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b) {
 #if TINYATTN_HWY_COLUMNS
-  if (b.rows == kFixedRowsAtOnce && b.count <= kColumnKeys && b.own == nullptr && b.kt == nullptr)
+  if ((HWY_TARGET != HWY_AVX2 || kD <= 16) && b.rows == kFixedRowsAtOnce && b.count <= kColumnKeys &&
+      b.own == nullptr && b.kt == nullptr)
     return AttendColumns<kD>(b);
 #endif
   if (b.rows > kBlockRows) return AttendFixedBlocks<kD>(b);
