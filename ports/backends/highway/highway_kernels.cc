@@ -202,7 +202,7 @@ HWY_INLINE hn::Vec<D8> Sum8(DX d, VX a0, VX a1, VX a2, VX a3, VX a4, VX a5, VX a
 // AttendColumns. AVX-512's 32 registers hold its 16 score vectors and 8
 // transposed query columns; AVX2's 16 hold 8 score vectors, and only up to
 // Dk = 16 without spilling (its pipelined AttendFew pairs stay faster at
-// Dk = 32: 167-172 ns against 172-197 at (8,8,32,32)). A call of one block
+// Dk = 32: 165-185 ns against 195-232 at (8,8,32,32)). A call of one block
 // keeps AttendFew: the rows as lanes cost a call of 8 rows whatever its
 // rows (N = 4, M = 16, Dk = 32 on AVX-512: 224-233 ns against 171).
 #define TINYATTN_HWY_COLUMNS 1
