@@ -796,7 +796,8 @@ HWY_INLINE bool FewWeightedSum(const float* HWY_RESTRICT p, size_t ldp, size_t l
   const DV d;
   constexpr size_t N = hn::MaxLanes(DV());
   constexpr size_t kCols = kDv / N;
-  constexpr size_t kColsAtOnceMax = HWY_TARGET == HWY_AVX2 || R > 4 ? 2 : 4;  // R * kColsAtOnce accumulators
+  constexpr size_t kAccumulators = HWY_TARGET == HWY_AVX2 ? 8 : 16;  // half the registers
+  constexpr size_t kColsAtOnceMax = kAccumulators / R < 4 ? kAccumulators / R : 4;
   constexpr size_t kColsAtOnce = kCols < kColsAtOnceMax ? kCols : kColsAtOnceMax;
   static_assert(kDv % N == 0 && kCols % kColsAtOnce == 0, "whole vectors, whole tiles");
   VV probe = hn::Zero(d);  // sum of y - y: 0 if every y is finite, else NaN
