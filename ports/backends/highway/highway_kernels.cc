@@ -926,9 +926,9 @@ HWY_INLINE void Transpose8x8(hn::Vec<D8> (&x)[8]) {
 // it, gives one vector of every row's score per key, so the max, exp and sum
 // over the keys are lane-wise (no transpose-add, no horizontal reduction).
 // p[j] gets key j's numerators (lane r: row r), inv the rows' 1 / sum, b.max
-// and b.sum the rows' own. kDense: all kKeys keys and b.ldk == kDk, so every key element sits at a
-// constant offset from b.k; its loops are unrolled (a pointer per key
-// otherwise spilled: 13% of the call at (16,16,32,32)).
+// and b.sum the rows' own. kDense: all kKeys keys and b.ldk == kDk, so every
+// key element sits at a constant offset from b.k; its loops are unrolled (a
+// pointer per key otherwise spilled: 13% of the call at (16,16,32,32)).
 template <size_t kKeys, size_t kDk, bool kDense>
 HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) {
   static_assert(kDk % 8 == 0, "whole column groups");
