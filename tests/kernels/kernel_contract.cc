@@ -667,9 +667,9 @@ TA_CASE("kernels: an attend_fixed call of several blocks answers as its blocks d
             if (what == 1) c.q[row * c.ldq + dk / 2] = std::numeric_limits<float>::quiet_NaN();
             if (what == 2) c.q[row * c.ldq] = 3e38f, c.k[(count - 1) * c.ldk] = 3e38f;
             if (what == 3) c.v[(count / 2) * c.ldv + dv - 1] = std::numeric_limits<float>::infinity();
-            const tinyattn::AttendBlock call{c.q,    c.ldq, kRows,    c.k,   c.ldk,   c.v,  c.ldv,
-                                             count,  dk,    dv,       0.75f, nullptr, c.s.data(),
-                                             c.lds,  c.y.data(), c.ldy, c.max, c.sum, nullptr, 0};
+            const tinyattn::AttendBlock call{c.q,   c.ldq, kRows, c.k,   c.ldk,   c.v,        c.ldv,
+                                             count, dk,    dv,    0.75f, nullptr, c.s.data(), c.lds,
+                                             c.y.data(), c.ldy, c.max, c.sum, nullptr, 0};
             const bool got = fixed(call);
             bool want = true;
             for (size_t r0 = 0; r0 < kRows; r0 += tinyattn::kBlockRows) {
