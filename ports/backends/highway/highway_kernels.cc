@@ -198,17 +198,16 @@ HWY_INLINE hn::Vec<D8> Sum8(DX d, VX a0, VX a1, VX a2, VX a3, VX a4, VX a5, VX a
 #endif
 
 #if TINYATTN_HWY_SUM8
-// Fixed-extent calls of two blocks with at most this many keys take
-// AttendColumns. AVX-512's 32 registers hold its 16 score vectors and 8
-// transposed query columns; AVX2's 16 hold 8 score vectors, and only up to
-// Dk = 16 without spilling (its pipelined AttendFew pairs stay faster at
-// Dk = 32: 165-185 ns against 195-232 at (8,8,32,32)). A call of one block
-// keeps AttendFew: the rows as lanes cost a call of 8 rows whatever its
-// rows (N = 4, M = 16, Dk = 32 on AVX-512: 224-233 ns against 171).
-#define TINYATTN_HWY_COLUMNS 1
-constexpr size_t kColumnKeys = HWY_TARGET == HWY_AVX2 ? 8 : 16;
-#else
-#define TINYATTN_HWY_COLUMNS 0
+// The most keys of a fixed-extent call of two blocks
+// (KernelsF32::fixed_multi_block_keys), which AttendColumns takes.
+// AVX-512's 32 registers hold its 16 score vectors and 8 transposed query
+// columns; AVX2's 16 hold 8 score vectors, and only up to Dk = 16 without
+// spilling: from Dk = 32 AVX2's calls of two blocks go to the pipelined
+// AttendFew pairs (AttendFewBlocks; 165-185 ns against 195-232 at
+// (8,8,32,32)). A call of one block keeps AttendFew: the rows as lanes cost
+// a call of 8 rows whatever its rows (N = 4, M = 16, Dk = 32 on AVX-512:
+// 224-233 ns against 171).
+constexpr size_t kMultiBlockKeys = HWY_TARGET == HWY_AVX2 ? 8 : 16;
 #endif
 
 const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
@@ -897,7 +896,6 @@ HWY_INLINE bool FewSoftmax(const hn::Vec<D8> (&sc)[R][kGroups], float (*p)[kGrou
   return ok;
 }
 
-#if TINYATTN_HWY_COLUMNS
 // x[r] lane i becomes x[i] lane r: unpacks within 128-bit blocks, then one
 // exchange of blocks (24 shuffles).
 HWY_INLINE void Transpose8x8(hn::Vec<D8> (&x)[8]) {
@@ -980,7 +978,6 @@ HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) 
   hn::Store(hn::Div(hn::Set(d, 1.0f), sum), d, inv);
   return hn::AllTrue(d, ok);
 }
-#endif  // TINYATTN_HWY_COLUMNS
 
 // A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),
 // Dk and Dv constants: each row's scores stay in registers, one lane per key
@@ -1010,7 +1007,7 @@ HWY_INLINE bool AttendFew(const AttendBlock& b) {
 // there): 94 ns against 104 for two calls. Not for more
 // keys: at 16 keys a block's own FMAs already fill its softmax (the
 // pipelined blocks ran 4-6% slower there).
-constexpr size_t kPipelinedKeys = 8;  // one vector of keys (KernelsF32::fixed_multi_block_keys)
+static_assert(kMultiBlockKeys == 8, "AVX2's pipelined pairs take one vector of keys");
 template <size_t kDk, size_t kDv>
 HWY_INLINE bool AttendFewBlocks(const AttendBlock& b, size_t blocks) {
   constexpr size_t R = kBlockRows;
@@ -1057,21 +1054,21 @@ bool AttendOtherExtent(const AttendBlock& b) {
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b);
 
-#if TINYATTN_HWY_COLUMNS
-// A call of two blocks with at most kColumnKeys keys: ColumnsSoftmax, then
-// the P.V of its 8 rows.
+#if TINYATTN_HWY_SUM8
+// A call of two blocks with at most kMultiBlockKeys keys: ColumnsSoftmax,
+// then the P.V of its 8 rows.
 template <size_t kD>
 HWY_NOINLINE bool AttendColumns(const AttendBlock& b) {
   static_assert(kFixedRowsAtOnce == 8, "a call's rows fill the 8 lanes");
-  HWY_ALIGN float p[kColumnKeys][8];
+  HWY_ALIGN float p[kMultiBlockKeys][8];
   HWY_ALIGN float inv[8];
   const bool dense = b.ldk == kD;
   bool ok;
-  if (kColumnKeys == 8 || b.count <= 8)
+  if (kMultiBlockKeys == 8 || b.count <= 8)
     ok = dense && b.count == 8 ? ColumnsSoftmax<8, kD, true>(b, p, inv) : ColumnsSoftmax<8, kD, false>(b, p, inv);
   else
-    ok = dense && b.count == 16 ? ColumnsSoftmax<kColumnKeys, kD, true>(b, p, inv)
-                                : ColumnsSoftmax<kColumnKeys, kD, false>(b, p, inv);
+    ok = dense && b.count == 16 ? ColumnsSoftmax<kMultiBlockKeys, kD, true>(b, p, inv)
+                                : ColumnsSoftmax<kMultiBlockKeys, kD, false>(b, p, inv);
   if (!ok) return false;
   return FewWeightedSum<kFixedRowsAtOnce, kD>(&p[0][0], 1, 8, b.v, b.ldv, b.count, inv, b.y, b.ldy);
 }
@@ -1082,7 +1079,7 @@ HWY_NOINLINE bool AttendColumns(const AttendBlock& b) {
 template <size_t kD>
 HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
 #if TINYATTN_HWY_SUM8 && HWY_TARGET == HWY_AVX2
-  if (b.count <= kPipelinedKeys && b.own == nullptr && b.kt == nullptr)
+  if (b.count <= kMultiBlockKeys && b.own == nullptr && b.kt == nullptr)
     return AttendFewBlocks<kD, kD>(b, b.rows / kBlockRows);
 #endif
   return EachBlock(b, AttendFixed<kD>);
@@ -1095,8 +1092,8 @@ HWY_NOINLINE bool AttendFixedBlocks(const AttendBlock& b) {
 // time there (its compile under ASan was most of the sanitizer build).
 template <size_t kD>
 bool AttendFixed(const AttendBlock& b) {
-#if TINYATTN_HWY_COLUMNS
-  if ((HWY_TARGET != HWY_AVX2 || kD <= 16) && b.rows == kFixedRowsAtOnce && b.count <= kColumnKeys &&
+#if TINYATTN_HWY_SUM8
+  if ((HWY_TARGET != HWY_AVX2 || kD <= 16) && b.rows == kFixedRowsAtOnce && b.count <= kMultiBlockKeys &&
       b.own == nullptr && b.kt == nullptr)
     return AttendColumns<kD>(b);
 #endif
@@ -1112,10 +1109,8 @@ bool AttendFixed(const AttendBlock& b) {
 constexpr SquareFixedExtents kAttendFixed =
     square_fixed_extents(AttendOtherExtent, AttendFixed<8>, AttendFixed<16>, AttendFixed<32>, AttendFixed<64>);
 
-#if TINYATTN_HWY_COLUMNS
-#define TINYATTN_HWY_MULTI_BLOCK_KEYS kColumnKeys
-#elif TINYATTN_HWY_SUM8
-#define TINYATTN_HWY_MULTI_BLOCK_KEYS kPipelinedKeys
+#if TINYATTN_HWY_SUM8
+#define TINYATTN_HWY_MULTI_BLOCK_KEYS kMultiBlockKeys
 #else
 #define TINYATTN_HWY_MULTI_BLOCK_KEYS 0
 #endif
@@ -1216,7 +1211,6 @@ const KernelsF32* Table() {
 }
 #undef TINYATTN_HWY_SHORT_ROWS
 #undef TINYATTN_HWY_MULTI_BLOCK_KEYS
-#undef TINYATTN_HWY_COLUMNS
 
 }  // namespace HWY_NAMESPACE
 }  // namespace highway
