@@ -17,6 +17,7 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   set(_plan_args plan --dk 16 --heads 2,1 --qparams "q=0.05:3/0.06,k=0.04,v=0.02,y=0.03:-1" --name offline_plan)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline.h
                      ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h
+                     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/plan_offline
                      COMMAND tinyattn_tool ${_plan_args} --out ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline.h
                      COMMAND tinyattn_tool ${_plan_args} --lang cpp
                              --out ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h
