@@ -38,7 +38,7 @@ for cfg in "${configs[@]}"; do
   t=$(ta_now)
   rm -rf "$b"
   # shellcheck disable=SC2086
-  if ! { cmake -S "$TINYATTN_ROOT" -B "$b" -G Ninja -DCMAKE_CXX_FLAGS="$flags" $extra -DTINYATTN_BUILD_TESTS=OFF \
+  if ! { cmake -S "$TINYATTN_ROOT" -B "$b" -DCMAKE_CXX_FLAGS="$flags" $extra -DTINYATTN_BUILD_TESTS=OFF \
            -DTINYATTN_BUILD_BENCH=OFF > "$log" 2>&1 && cmake --build "$b" -j"$JOBS" --target tinyattn_tool >> "$log" 2>&1; }; then
     ta_append_row "x86-64 $name" - - 0 1 0 - "$(ta_seconds "$t")" "FAILED: configure/build (log: $log)"
     rc=1
