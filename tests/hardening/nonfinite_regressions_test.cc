@@ -20,6 +20,7 @@
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/forward_f16.h"
+#include "tinyattn/kv_cache.h"
 #include "tinyattn/reference.h"
 
 using tinyattn::Dims;
@@ -35,7 +36,8 @@ enum class Paths { kAll, kF32, kF16 };
 
 // Runs p on every port and path `which` selects, with and without weights,
 // and requires p.y_ref / p.lse_ref / p.weights_ref (set by the caller).
-void check_all(Problem& p, const Mask& mask, const char* what, Paths which = Paths::kAll) {
+void check_all(Problem& p, const Mask& mask, const char* what, Paths which = Paths::kAll,
+               const tinyattn::Options& o = {}) {
   PathRun runs[kMaxPathRuns];
   const size_t nr = path_runs_under_test(runs, kMaxPathRuns);
   for (size_t r = 0; r < nr; ++r) {
@@ -43,7 +45,7 @@ void check_all(Problem& p, const Mask& mask, const char* what, Paths which = Pat
     if ((which == Paths::kF32 && is_f16(path)) || (which == Paths::kF16 && !is_f16(path))) continue;
     for (bool ww : {true, false}) {
       Arena::Scope scope;
-      const Status s = run_path(path, p, runs[r].port, mask, {}, ww);
+      const Status s = run_path(path, p, runs[r].port, mask, o, ww);
       const char* pn = tinyattn::port_name(runs[r].port);
       const char* alg = path_uses_tiles(path, p.d, ww) ? "tiled" : "plain";
       TA_CHECK_MSG(s == Status::kOk, "%s/%s/%s %s: status %s", what, pn, path_name(path), alg, tinyattn::to_string(s));
@@ -219,4 +221,93 @@ TA_CASE("overflow regression: partial sums that overflow give the exact, finite 
       k[c.dk - 1] = c.k0_last;
       overflowing_dot(2, c.dk, q, c.dk, k, which, c.what);
     }
+}
+
+namespace {
+
+// The fp32 results of one call form against the reference's (Y, and lse and
+// the weights where the form gives them): NaN and +-inf exactly where the
+// reference has them, finite values within the fp32 tolerances (support.h).
+void check_form(const char* what, tinyattn::Port port, Status s, const Problem& p, const float* y, const float* lse,
+                const float* weights) {
+  const char* pn = tinyattn::port_name(port);
+  TA_CHECK_MSG(s == Status::kOk, "%s/%s: status %s", what, pn, tinyattn::to_string(s));
+  if (s != Status::kOk) return;
+  const Dims& d = p.d;
+  const Result ry = close(y, p.y_ref, d.y_elems(), kOutAtol * (max_abs(p.v, d.v_elems()) + 1.0), kOutRtol);
+  TA_CHECK_MSG(ry.ok, "%s/%s: y[%zu] = %g, want %g", what, pn, ry.index, static_cast<double>(y[ry.index]),
+               p.y_ref[ry.index]);
+  if (lse) {
+    const Result rl = close(lse, p.lse_ref, d.lse_elems(), 1e-5, 1e-5);
+    TA_CHECK_MSG(rl.ok, "%s/%s: lse[%zu] = %g, want %g", what, pn, rl.index, static_cast<double>(lse[rl.index]),
+                 p.lse_ref[rl.index]);
+  }
+  if (weights) {
+    const Result rw = close(weights, p.weights_ref, d.weight_elems(), kWeightAtol, kWeightRtol);
+    TA_CHECK_MSG(rw.ok, "%s/%s: weight[%zu] = %g, want %g", what, pn, rw.index, static_cast<double>(weights[rw.index]),
+                 p.weights_ref[rw.index]);
+  }
+}
+
+}  // namespace
+
+TA_CASE("overflow regression: a dot product that overflows to -inf is recomputed, not masked, in every call form") {
+  // The reproduction of issue 37: N = 1, M = 2, Dk = Dv = 1, q = [-25],
+  // K = [0, FLT_MAX], V = [0, 1], scale 1e-40. Key 1's fp32 product
+  // -25 * FLT_MAX is -inf, but its logit is -25 * FLT_MAX * 1e-40 = -0.85
+  // (the overflow rule), so key 1 keeps a weight near 0.3; a fused block that
+  // took the -inf for a masked key gave Y = 0 and lse = 0. Through forward(),
+  // Attention<S> and KvCache::attend, on every port, with and without weights.
+  Arena::Scope scope;
+  const Dims d{1, 2, 1, 1};
+  Problem p = make_problem(d, 1604);
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
+  const float q = -25.0f, k[2] = {0.0f, FLT_MAX}, v[2] = {0.0f, 1.0f};
+  tinyattn::Options o;
+  o.scale = 1e-40f;  // subnormal: any finite scale is accepted
+  p.q[0] = q;
+  std::memcpy(p.k, k, sizeof k);
+  std::memcpy(p.v, v, sizeof v);
+  run_reference(p, Mask::none(), o);
+  // The premise: the reference holds the exact logit, so key 1's weight is
+  // e^s / (1 + e^s) with s = q * FLT_MAX * scale in double.
+  const double logit = static_cast<double>(q) * static_cast<double>(FLT_MAX) * static_cast<double>(*o.scale);
+  const double weight = std::exp(logit) / (1.0 + std::exp(logit));
+  TA_CHECK_MSG(std::fabs(p.y_ref[0] - weight) < 1e-9 && std::fabs(p.lse_ref[0] - std::log1p(std::exp(logit))) < 1e-9,
+               "reference: y %g lse %g, want %g and %g", p.y_ref[0], p.lse_ref[0], weight, std::log1p(std::exp(logit)));
+
+  check_all(p, Mask::none(), "issue 37, forward()", Paths::kF32, o);
+
+  using A = tinyattn::Attention<tinyattn::Shape<1, 2, 1, 1>>;
+  static A attn;
+  static A::Q aq;
+  static A::K ak;
+  static A::V av;
+  static A::Y ay;
+  static A::Lse alse;
+  static A::Weights aw;
+  aq[0] = q;
+  for (size_t j = 0; j < 2; ++j) ak[j] = k[j], av[j] = v[j];
+  // A linear cache of two tokens, the second one attending to both.
+  static tinyattn::KvCache<float, 1, 1, 1, 1, 2> cache;
+  float cy = 0.0f;
+
+  tinyattn::Port ports[kMaxPorts];
+  const size_t np = ports_under_test(ports);
+  for (size_t i = 0; i < np; ++i) {
+    o.port = ports[i];
+    for (bool ww : {true, false}) {
+      ay[0] = alse[0] = aw[0] = aw[1] = kNaN;
+      const Status s = attn(aq, ak, av, ay, alse, Mask{}, ww ? &aw : nullptr, o);
+      check_form(ww ? "issue 37, Attention<Shape<1, 2, 1, 1>> with weights" : "issue 37, Attention<Shape<1, 2, 1, 1>>",
+                 ports[i], s, p, ay.data(), alse.data(), ww ? aw.data() : nullptr);
+    }
+    cache.clear();
+    Status s = cache.append(&k[0], &v[0], 1);
+    if (s == Status::kOk) s = cache.append(&k[1], &v[1], 1);
+    cy = kNaN;
+    if (s == Status::kOk) s = cache.attend(&q, &cy, 1, o);
+    check_form("issue 37, KvCache::attend", ports[i], s, p, &cy, nullptr, nullptr);
+  }
 }

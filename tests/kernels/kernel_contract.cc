@@ -2,6 +2,7 @@
 // for every port at every length from 1 to 70 (below, at and past every
 // vector width and unroll factor): values against double-precision sums,
 // row_max's NaN rule at every position, and no write outside the given range.
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -77,6 +78,39 @@ TA_CASE("kernels: scores are scaled dot products for every count and dk") {
       }
     TA_CHECK_MSG(bad == 0, "%s/%s: %zu scores off", k.port, k.simd_target(), bad);
     TA_CHECK_MSG(overrun == 0, "%s/%s: scores wrote outside s[0, count) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+// A KV-cache ring holds a key in another slot, so at another position of a
+// scores call, than one forward over the sequence does: equal logits need a
+// key's score to be the same bits at every position and call length (the
+// fp16 decode bound of docs/core.md rests on it).
+TA_CASE("kernels: a key's score is the same bits at every position of every scores call") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    constexpr size_t kKeys = 19;
+    size_t differ = 0, compared = 0;
+    Rng rng(11);
+    for (size_t dk : {1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 70}) {
+      Arena::Scope scope;
+      float* q = alloc<float>(dk);
+      float* kk = alloc<float>(kKeys * dk);
+      float* all = alloc<float>(kKeys);
+      float* part = alloc<float>(kKeys);
+      if (!q || !kk || !all || !part) TA_IGNORE("arena too small");
+      // Products of both signs and many magnitudes: sums that round differently in different orders.
+      rng.fill_normal(q, dk, 100.0f);
+      rng.fill_normal(kk, kKeys * dk, 100.0f);
+      k.scores(q, kk, dk, kKeys, dk, 0.37f, all);
+      for (size_t start = 0; start < kKeys; ++start)
+        for (size_t count = 1; start + count <= kKeys; ++count) {
+          k.scores(q, kk + start * dk, dk, count, dk, 0.37f, part);
+          for (size_t j = 0; j < count; ++j, ++compared) differ += std::memcmp(&part[j], &all[start + j], sizeof(float)) != 0;
+        }
+    }
+    TA_CHECK_MSG(differ == 0, "%s/%s: %zu of %zu scores change with their position in the call", k.port,
+                 k.simd_target(), differ, compared);
   }
 }
 
@@ -706,4 +740,148 @@ TA_CASE("kernels: an attend_fixed call of several blocks answers as its blocks d
                  overrun);
   }
   if (ports_with == 0) TA_IGNORE("no port in this build takes several blocks per attend_fixed call");
+}
+
+namespace {
+
+// How the planted dot product overflows fp32 (plant_overflow).
+enum class Overflow { kMinusInf, kPlusInf, kNaN };
+const char* overflow_name(Overflow o) {
+  return o == Overflow::kMinusInf ? "-inf" : o == Overflow::kPlusInf ? "+inf" : "NaN";
+}
+
+// Makes row `row`'s dot product with key `key` overflow while every input
+// stays finite: q[row][0..1] = 4 (the other rows' are 0, so their products
+// with the key are 0) against k[key][0] = -FLT_MAX (-inf), +FLT_MAX (+inf),
+// or k[key][0..1] = FLT_MAX, -FLT_MAX (+inf and -inf products: NaN), in any
+// order of the sums. kt: K transposed (ldkt apart) or nullptr, kept equal.
+// Returns what unplant_overflow puts back.
+struct Planted {
+  float k0, k1;
+};
+Planted plant_overflow(BlockCase& c, float* kt, size_t ldkt, size_t row, size_t key, Overflow what) {
+  float* qr = c.q + row * c.ldq;
+  float* kj = c.k + key * c.ldk;
+  const Planted was{kj[0], kj[1]};
+  qr[0] = 4.0f;
+  qr[1] = what == Overflow::kNaN ? 4.0f : 0.0f;
+  kj[0] = what == Overflow::kMinusInf ? -FLT_MAX : FLT_MAX;
+  if (what == Overflow::kNaN) kj[1] = -FLT_MAX;
+  if (kt) kt[key] = kj[0], kt[ldkt + key] = kj[1];
+  return was;
+}
+void unplant_overflow(BlockCase& c, float* kt, size_t ldkt, size_t row, size_t key, Planted was) {
+  c.q[row * c.ldq] = c.q[row * c.ldq + 1] = 0.0f;
+  c.k[key * c.ldk] = was.k0;
+  c.k[key * c.ldk + 1] = was.k1;
+  if (kt) kt[key] = was.k0, kt[ldkt + key] = was.k1;
+}
+
+}  // namespace
+
+// A score that is not finite while Q and K are (a dot product past FLT_MAX)
+// is recomputed by the driver (docs/hardening.md, the overflow rule), so a
+// fused entry must decline its block rather than answer: a -inf score taken
+// for a masked key drops a key whose logit may be ordinary. Every entry of
+// every port (attend_block and each attend_fixed entry, packed and with gaps
+// between rows), calls of one block (each row count, the bad row at each
+// position; all keys, per-row key ranges holding the key, and K^T for full
+// blocks) and of several (fixed_multi_block_keys, the bad row in each
+// block), the key at every position of counts around every vector width
+// (around each 8-key boundary of 33 keys).
+TA_CASE("kernels: every fused entry declines a block where one own key's dot product overflows (-inf, +inf, NaN)") {
+  Ports pl;
+  constexpr size_t kRowsMax = tinyattn::kFixedRowsAtOnce;
+  const size_t counts[] = {1, 3, 4, 5, 8, 9, 16, 17, 33};
+  const size_t widths[] = {8, 16, 32, 64};
+  const Overflow kinds[] = {Overflow::kMinusInf, Overflow::kPlusInf, Overflow::kNaN};
+  size_t ports_with = 0;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsF32& k = *tinyattn::kernels_f32(pl.ports[pi]);
+    if (!k.attend_block) continue;
+    ++ports_with;
+    struct Entry {
+      bool (*attend)(const tinyattn::AttendBlock&);
+      size_t dk, dv;
+      bool packed, fixed;
+    };
+    Entry entries[2 + 2 * tinyattn::detail::kFixedExtents];
+    size_t ne = 0;
+    entries[ne++] = {k.attend_block, 5, 3, false, false};
+    entries[ne++] = {k.attend_block, 8, 12, true, false};
+    if (k.attend_fixed)
+      for (size_t dk : widths)
+        for (size_t dv : widths)
+          if (bool (*const fixed)(const tinyattn::AttendBlock&) =
+                  k.attend_fixed[tinyattn::detail::fixed_extent(dk, dv)])
+            for (bool packed : {true, false}) entries[ne++] = {fixed, dk, dv, packed, true};
+    size_t calls = 0, accepted = 0;
+    for (size_t ei = 0; ei < ne; ++ei) {
+      const Entry& e = entries[ei];
+      for (size_t count : counts) {
+        Arena::Scope scope;
+        BlockCase c = BlockCase::make(kRowsMax, count, e.dk, e.dv, e.packed);
+        float* kt = alloc<float>(e.dk * count);
+        if (!c.ok() || !kt) TA_IGNORE("arena too small");
+        Rng rng(67 + count);
+        rng.fill_normal(c.q, kRowsMax * c.ldq);
+        rng.fill_normal(c.k, count * c.ldk);
+        rng.fill_normal(c.v, count * c.ldv);
+        for (size_t r = 0; r < kRowsMax; ++r) c.q[r * c.ldq] = c.q[r * c.ldq + 1] = 0.0f;
+        for (size_t x = 0; x < e.dk; ++x)
+          for (size_t j = 0; j < count; ++j) kt[x * count + j] = c.k[j * c.ldk + x];
+        // Calls: rows, the bad row, layout (0 all keys, 1 key ranges, 2 K^T).
+        struct Call {
+          size_t rows, bad_row;
+          int layout;
+        };
+        Call call_list[3 * tinyattn::kBlockRows + 2 * (tinyattn::kBlockRows - 1) + kRowsMax];
+        size_t nc = 0;
+        for (size_t rows = 1; rows <= tinyattn::kBlockRows; ++rows)
+          for (size_t bad = rows == tinyattn::kBlockRows ? 0 : rows - 1; bad < rows; ++bad)
+            for (int layout = 0; layout < (rows == tinyattn::kBlockRows ? 3 : 2); ++layout)
+              call_list[nc++] = {rows, bad, layout};
+        if (e.fixed && count <= k.fixed_multi_block_keys)
+          for (size_t bad = 0; bad < kRowsMax; ++bad) call_list[nc++] = {kRowsMax, bad, 0};
+        for (size_t ci = 0; ci < nc; ++ci) {
+          const Call& call = call_list[ci];
+          for (size_t key = 0; key < count; ++key) {
+            // Past 17 keys: the keys at each side of every 8-key boundary (4- and 16-lane ones included).
+            if (count > 17 && key % 8 != 0 && key % 8 != 7 && key + 1 != count) continue;
+            // Every row's range holds the key, with keys outside it on each side where there are some.
+            for (size_t r = 0; r < call.rows; ++r) {
+              c.own[2 * r] = key / 2;
+              c.own[2 * r + 1] = key + 1 + (count - key - 1) / 2;
+            }
+            for (Overflow what : kinds) {
+              float* const keys_t = call.layout == 2 ? kt : nullptr;
+              const Planted was = plant_overflow(c, keys_t, count, call.bad_row, key, what);
+              const tinyattn::AttendBlock b{c.q,        c.ldq, call.rows,  c.k,
+                                            c.ldk,      c.v,   c.ldv,      count,
+                                            e.dk,       e.dv,  0.75f,      call.layout == 1 ? c.own : nullptr,
+                                            c.s.data(), c.lds, c.y.data(), c.ldy,
+                                            c.max,      c.sum, keys_t,     keys_t ? count : 0};
+              ++calls;
+              if (e.attend(b)) {
+                if (accepted == 0)
+                  TA_CHECK_MSG(false,
+                               "%s/%s: %s entry Dk %zu Dv %zu%s accepted a %s score: %zu rows, row %zu, key %zu of "
+                               "%zu%s",
+                               k.port, k.simd_target(), e.fixed ? "attend_fixed" : "attend_block", e.dk, e.dv,
+                               e.packed ? " packed" : "", overflow_name(what), call.rows, call.bad_row, key, count,
+                               call.layout == 1   ? ", key ranges"
+                               : call.layout == 2 ? ", K^T"
+                                                  : "");
+                ++accepted;
+              }
+              unplant_overflow(c, keys_t, count, call.bad_row, key, was);
+            }
+          }
+        }
+      }
+    }
+    TA_CHECK_MSG(accepted == 0, "%s/%s: %zu of %zu blocks with an overflowing dot product accepted", k.port,
+                 k.simd_target(), accepted, calls);
+  }
+  if (ports_with == 0) TA_IGNORE("no port in this build has attend_block");
 }

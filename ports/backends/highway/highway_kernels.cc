@@ -694,17 +694,31 @@ HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size
   return hn::AllTrue(d, ok);
 }
 
+// The least lane of the first R of l0..l3 (lane-wise: one vector).
+template <size_t R>
+HWY_INLINE V MinOfRows(V l0, V l1, V l2, V l3) {
+  if (R > 1) l0 = hn::Min(l0, l1);
+  if (R > 2) l0 = hn::Min(l0, l2);
+  if (R > 3) l0 = hn::Min(l0, l3);
+  return l0;
+}
+
 // The fused block for R rows. The rows' max, exp and sum chains run
 // interleaved (j outer, rows inner), which short rows (the small shapes'
 // case) need: a row at a time is bound by the latency of its reductions. No
 // NaN bookkeeping in the max (x86 max returns an operand): a NaN score makes
-// its row's sum NaN instead, which the check below catches. kFixed: dk and
-// dv are the constants of a fixed-extent kernel, and the block products are
-// inlined for them (the same operations in the same order as the generic
-// kernel, so the same floats).
+// its row's sum NaN instead, which the check below catches. The max pass
+// also keeps each row's least score, so a -inf one (a dot product that
+// overflowed: the driver recomputes it) declines; keys outside a row's
+// range get -FLT_MAX instead, whose numerator is exactly 0 below any max
+// above -FLT_MAX (a row at -FLT_MAX declines). kFixed: dk and dv are the
+// constants of a fixed-extent kernel, and the block products are inlined for
+// them (the same operations in the same order as the generic kernel, so the
+// same floats).
 template <size_t R, bool kFixed>
 HWY_INLINE bool AttendRows(const AttendBlock& b, size_t dk, size_t dv) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
   const D d;
   const size_t N = hn::Lanes(d);
   float* HWY_RESTRICT s = b.s;
@@ -712,26 +726,34 @@ HWY_INLINE bool AttendRows(const AttendBlock& b, size_t dk, size_t dv) {
   if (R == kBlockRows && b.kt) ScoresBlockTransposed(b.q, b.ldq, b.kt, b.ldkt, count, dk, b.scale, s, lds);
   else if (kFixed) ScoresBlockImpl(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
   else ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
-  if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+  if (b.own) {  // keys outside a row's range: -FLT_MAX, finite, with numerators exactly 0
     for (size_t r = 0; r < R; ++r) {
       float* sr = s + r * lds;
-      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
-      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = -kInf;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kMax;
+      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = -kMax;
     }
   }
   V m0 = hn::Set(d, -kInf), m1 = m0, m2 = m0, m3 = m0;  // each row's max
-  V a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;        // each row's sum
+  V l0 = hn::Set(d, kInf), l1 = l0, l2 = l0, l3 = l0;   // each row's least score
   for (size_t j = 0; j < full; j += N)
-    ForRows<R>([&](size_t r, V& m, V&) { m = hn::Max(m, hn::LoadU(d, s + r * lds + j)); }, m0, m1, m2, m3, a0, a1,
-               a2, a3);
+    ForRows<R>(
+        [&](size_t r, V& m, V& l) {
+          const V x = hn::LoadU(d, s + r * lds + j);
+          m = hn::Max(m, x);
+          l = hn::Min(l, x);
+        },
+        m0, m1, m2, m3, l0, l1, l2, l3);
   if (rest)
     ForRows<R>(
-        [&](size_t r, V& m, V&) {
-          const V x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, s + r * lds + full, rest), hn::Set(d, -kInf));
-          m = hn::Max(m, x);
+        [&](size_t r, V& m, V& l) {
+          const V x = LoadTail(d, s + r * lds + full, rest);  // lanes past count 0: finite
+          m = hn::Max(m, hn::IfThenElse(hn::FirstN(d, rest), x, hn::Set(d, -kInf)));
+          l = hn::Min(l, x);
         },
-        m0, m1, m2, m3, a0, a1, a2, a3);
-  ForRows<R>([&](size_t, V& m, V&) { m = BroadcastMax(d, m); }, m0, m1, m2, m3, a0, a1, a2, a3);
+        m0, m1, m2, m3, l0, l1, l2, l3);
+  ForRows<R>([&](size_t, V& m, V&) { m = BroadcastMax(d, m); }, m0, m1, m2, m3, l0, l1, l2, l3);
+  bool ok = hn::AllTrue(d, hn::Gt(MinOfRows<R>(l0, l1, l2, l3), hn::Set(d, -kInf)));
+  V a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;  // each row's sum
   for (size_t j = 0; j < full; j += N)
     ForRows<R>(
         [&](size_t r, V& m, V& a) {
@@ -750,14 +772,12 @@ HWY_INLINE bool AttendRows(const AttendBlock& b, size_t dk, size_t dv) {
         },
         m0, m1, m2, m3, a0, a1, a2, a3);
   // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
-  // compare also fails for a NaN sum, and for EMU128's -FLT_MAX max of a row
-  // of -inf (sum 0).
-  bool ok = true;
+  // compare also fails for a NaN sum.
   float inv[kBlockRows];
   ForRows<R>(
       [&](size_t r, V& m, V& a) {
         const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
-        ok &= mx > -kInf && mx < kInf && sum >= 1.0f;
+        ok &= mx > -kMax && mx < kInf && sum >= 1.0f;
         b.max[r] = mx;
         b.sum[r] = sum;
         inv[r] = 1.0f / sum;
@@ -825,11 +845,12 @@ HWY_INLINE bool FewWeightedSum(const float* HWY_RESTRICT p, size_t ldp, size_t l
 }
 
 // One block's scores: sc[r][g] holds row r's keys 8g..8g+7 (scaled; keys
-// past count -inf).
+// past count -FLT_MAX: finite, so only a real score is -inf in FewSoftmax's
+// check, and 0 after the exp).
 template <size_t R, size_t kGroups, size_t kDk>
 HWY_INLINE void FewScores(const AttendBlock& b, const float* HWY_RESTRICT q_rows, hn::Vec<D8> (&sc)[R][kGroups]) {
   constexpr size_t N = 8;
-  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
   // Two rows per key load where 32 registers hold their 16 accumulators: half
   // the key loads, which split cache lines when K is not 32-byte aligned
   // (16 bytes off: 7-9% faster at (16,16,32,32) on AVX-512; the same aligned).
@@ -861,7 +882,7 @@ HWY_INLINE void FewScores(const AttendBlock& b, const float* HWY_RESTRICT q_rows
       for (size_t i = 0; i < kRows; ++i) {
         V8 x = hn::Mul(Sum8(d, acc[i][0], acc[i][1], acc[i][2], acc[i][3], acc[i][4], acc[i][5], acc[i][6], acc[i][7]),
                        hn::Set(d, b.scale));
-        if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kInf));
+        if (g * N + N > count) x = hn::IfThenElse(hn::FirstN(d, count - g * N), x, hn::Set(d, -kMax));
         sc[r0 + i][g] = x;
       }
     }
@@ -869,14 +890,20 @@ HWY_INLINE void FewScores(const AttendBlock& b, const float* HWY_RESTRICT q_rows
 }
 
 // One block's softmax numerators: p[r] = exp(sc[r] - max), with each row's
-// max, sum and 1 / sum. Whether every row's max is finite and sum >= 1.
+// max, sum and 1 / sum. Whether every score is above -inf (a -inf one is a
+// dot product that overflowed, which the driver recomputes), every row's max
+// finite and above the padding's -FLT_MAX, and its sum >= 1.
 template <size_t R, size_t kGroups>
 HWY_INLINE bool FewSoftmax(const hn::Vec<D8> (&sc)[R][kGroups], float (*p)[kGroups * 8], float* max, float* sum,
                            float* inv) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
   using V8 = hn::Vec<D8>;
   const D8 d;
-  bool ok = true;
+  V8 least = sc[0][0];
+  for (size_t r = 0; r < R; ++r)
+    for (size_t g = 0; g < kGroups; ++g) least = hn::Min(least, sc[r][g]);
+  bool ok = hn::AllTrue(d, hn::Gt(least, hn::Set(d, -kInf)));
   for (size_t r = 0; r < R; ++r) {
     V8 m = sc[r][0];
     for (size_t g = 1; g < kGroups; ++g) m = hn::Max(m, sc[r][g]);
@@ -888,7 +915,7 @@ HWY_INLINE bool FewSoftmax(const hn::Vec<D8> (&sc)[R][kGroups], float (*p)[kGrou
       a = hn::Add(a, e);
     }
     const float mx = hn::GetLane(m), total = ReduceSum(d, a);
-    ok &= mx > -kInf && mx < kInf && total >= 1.0f;
+    ok &= mx > -kMax && mx < kInf && total >= 1.0f;
     max[r] = mx;
     sum[r] = total;
     inv[r] = 1.0f / total;
@@ -924,19 +951,22 @@ HWY_INLINE void Transpose8x8(hn::Vec<D8> (&x)[8]) {
 // it, gives one vector of every row's score per key, so the max, exp and sum
 // over the keys are lane-wise (no transpose-add, no horizontal reduction).
 // p[j] gets key j's numerators (lane r: row r), inv the rows' 1 / sum, b.max
-// and b.sum the rows' own. kDense: all kKeys keys and b.ldk == kDk, so every
+// and b.sum the rows' own; false when a row's max or sum fails AttendRows'
+// checks or a score is -inf (keys past count are -FLT_MAX, which the max
+// check accounts for). kDense: all kKeys keys and b.ldk == kDk, so every
 // key element sits at a constant offset from b.k; its loops are unrolled (a
 // pointer per key otherwise spilled: 13% of the call at (16,16,32,32)).
 template <size_t kKeys, size_t kDk, bool kDense>
 HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) {
   static_assert(kDk % 8 == 0, "whole column groups");
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
   using V8 = hn::Vec<D8>;
   const D8 d;
   const size_t count = b.count;
   const float* kj[kKeys];
   V8 s[kKeys];
-  for (size_t j = 0; j < kKeys; ++j) {  // keys past count: the last key's row, -inf below
+  for (size_t j = 0; j < kKeys; ++j) {  // keys past count: the last key's row, -FLT_MAX below
     kj[j] = b.k + (j < count ? j : count - 1) * b.ldk;
     s[j] = hn::Zero(d);
   }
@@ -958,11 +988,15 @@ HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) 
     for (size_t c = 0; c < kDk; c += 8) columns(c);
   }
   const V8 scale = hn::Set(d, b.scale);
-  V8 m = hn::Set(d, -kInf);
+  V8 m = hn::Set(d, -kInf), least = hn::Set(d, kInf);
   for (size_t j = 0; j < kKeys; ++j) {
-    s[j] = kDense || j < count ? hn::Mul(s[j], scale) : hn::Set(d, -kInf);
+    s[j] = kDense || j < count ? hn::Mul(s[j], scale) : hn::Set(d, -kMax);
     m = hn::Max(m, s[j]);
+    least = hn::Min(least, s[j]);
   }
+  // Reduced here, so `least` holds no register through the exp: live to the
+  // end, it made AVX2's 16 spill (Attention<Shape> at (8,8,16,16) 76 -> 107 ns).
+  const bool above_minus_inf = hn::AllTrue(d, hn::Gt(least, hn::Set(d, -kInf)));
   V8 sum = hn::Zero(d);
   for (size_t j = 0; j < kKeys; ++j) {
     const V8 e = ExpNonPositive(d, hn::Sub(s[j], m));
@@ -971,12 +1005,12 @@ HWY_INLINE bool ColumnsSoftmax(const AttendBlock& b, float (*p)[8], float* inv) 
   }
   // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
   // compare also fails for a NaN sum.
-  const auto ok = hn::And(hn::And(hn::Gt(m, hn::Set(d, -kInf)), hn::Lt(m, hn::Set(d, kInf))),
+  const auto ok = hn::And(hn::And(hn::Gt(m, hn::Set(d, -kMax)), hn::Lt(m, hn::Set(d, kInf))),
                           hn::Ge(sum, hn::Set(d, 1.0f)));
   hn::StoreU(m, d, b.max);
   hn::StoreU(sum, d, b.sum);
   hn::Store(hn::Div(hn::Set(d, 1.0f), sum), d, inv);
-  return hn::AllTrue(d, ok);
+  return above_minus_inf && hn::AllTrue(d, ok);
 }
 
 // A block of R rows whose keys fit kGroups vectors (count <= 8 * kGroups),

@@ -515,16 +515,24 @@ inline float32x4_t exp4_nonpositive(float32x4_t x, const ExpScalars& k, uint32x4
 }
 
 // The maximum of n >= 1 scores at x, with VMAXNM: a NaN score is passed
-// over here and makes its row's sum NaN in exp_row.
-inline float max_row(const float* x, size_t n) {
+// over here and makes its row's sum NaN in exp_row. *least: the least score
+// (VMINNM, from the same loads).
+inline float max_row(const float* x, size_t n, float* least) {
   constexpr float kNegInf = -__builtin_huge_valf();
   const size_t full = n / kLanes * kLanes;
-  float32x4_t m = vdupq_n_f32(kNegInf);
-  for (size_t j = 0; j < full; j += kLanes) m = vmaxnmq_f32(m, vld1q_f32(x + j));
+  float32x4_t m = vdupq_n_f32(kNegInf), l = vdupq_n_f32(-kNegInf);
+  for (size_t j = 0; j < full; j += kLanes) {
+    const float32x4_t v = vld1q_f32(x + j);
+    m = vmaxnmq_f32(m, v);
+    l = vminnmq_f32(l, v);
+  }
   if (full < n) {
     const mve_pred16_t p = tail(n, full);
-    m = vmaxnmq_m_f32(m, m, vld1q_z_f32(x + full, p), p);
+    const float32x4_t v = vld1q_z_f32(x + full, p);
+    m = vmaxnmq_m_f32(m, m, v, p);
+    l = vminnmq_m_f32(l, l, v, p);
   }
+  *least = vminnmvq_f32(-kNegInf, l);
   return vmaxnmvq_f32(kNegInf, m);
 }
 
@@ -551,13 +559,17 @@ inline float exp_row(float* x, size_t n, float max) {
 
 // The softmax statistics of `rows` rows of n scores, row r at s + r*lds,
 // and each score replaced by exp(score - max): false (a declined block) for
-// a row whose max is not finite or whose sum is not >= 1 (a finite max has a
-// term exp(0) = 1; the compare fails for a NaN sum). inv[r] = 1 / sum.
+// a row with a -inf score (a dot product that overflowed, which the driver
+// recomputes; keys outside a row's range are -FLT_MAX, see attend_rows),
+// whose max is not finite or not above -FLT_MAX, or whose sum is not >= 1 (a
+// finite max has a term exp(0) = 1; the compare fails for a NaN sum).
+// inv[r] = 1 / sum.
 inline bool softmax_rows(float* s, size_t lds, size_t rows, size_t n, float* max, float* sum, float* inv) {
-  constexpr float kInf = __builtin_huge_valf();
+  constexpr float kInf = __builtin_huge_valf(), kMax = __FLT_MAX__;
   for (size_t r = 0; r < rows; ++r) {
-    max[r] = max_row(s + r * lds, n);
-    if (!(max[r] > -kInf && max[r] < kInf)) return false;
+    float least;
+    max[r] = max_row(s + r * lds, n, &least);
+    if (!(max[r] > -kMax && max[r] < kInf && least > -kInf)) return false;
   }
   bool ok = true;
   for (size_t r = 0; r < rows; ++r) {
@@ -673,14 +685,16 @@ __attribute__((noinline)) bool softmax_rows_apart(float* s, size_t lds, size_t r
   return softmax_rows(s, lds, rows, n, max, sum, inv);
 }
 __attribute__((noinline)) bool attend_rows(const AttendBlock& b) {
-  constexpr float kNegInf = -__builtin_huge_valf();
+  // Keys outside a row's range: -FLT_MAX, finite (a -inf score declines),
+  // with weights exactly 0 below any max above it (softmax_rows).
+  constexpr float kOutside = -__FLT_MAX__;
   const size_t rows = b.rows, count = b.count, lds = b.lds;
   scores_block(b.q, b.ldq, rows, b.k, b.ldk, count, b.dk, b.scale, b.s, lds);
-  if (b.own) {  // keys outside a row's range: -inf, so their weights are exactly 0
+  if (b.own) {
     for (size_t r = 0; r < rows; ++r) {
       float* sr = b.s + r * lds;
-      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = kNegInf;
-      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = kNegInf;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = kOutside;
+      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = kOutside;
     }
   }
   float inv[kBlockRows] = {};

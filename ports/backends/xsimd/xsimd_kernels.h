@@ -426,19 +426,31 @@ struct Kernels {
   // interleave, which short rows (the small shapes' case) need: a row at a
   // time is bound by the latency of its reductions. No NaN bookkeeping in the
   // max (x86 max returns an operand): a NaN score makes its row's sum NaN.
+  // Returns whether every score is above -inf: a -inf score is a dot product
+  // that overflowed (the driver recomputes it), never a masked key, which
+  // attend_rows gives -FLT_MAX.
   template <size_t R>
-  static void block_numerators(float* s, size_t lds, size_t count, float* max, float* sum) {
+  static bool block_numerators(float* s, size_t lds, size_t count, float* max, float* sum) {
     constexpr float kInf = std::numeric_limits<float>::infinity();
     const size_t full = count - count % N, rest = count - full;
     B m[R], acc[R], shift[R];
+    B least(kInf);  // every row's least score, lane-wise
     TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) m[r] = B(-kInf);
     for (size_t j = 0; j < full; j += N)
       TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], B::load_unaligned(s + r * lds + j));
+      for (size_t r = 0; r < R; ++r) {
+        const B x = B::load_unaligned(s + r * lds + j);
+        m[r] = xsimd::max(m[r], x);
+        least = xsimd::min(least, x);
+      }
     if (rest)
       TINYATTN_XSIMD_UNROLL
-      for (size_t r = 0; r < R; ++r) m[r] = xsimd::max(m[r], load_tail(s + r * lds + full, rest, -kInf));
+      for (size_t r = 0; r < R; ++r) {  // padded with -FLT_MAX: no -inf, and no max (attend_rows' check)
+        const B x = load_tail(s + r * lds + full, rest, -std::numeric_limits<float>::max());
+        m[r] = xsimd::max(m[r], x);
+        least = xsimd::min(least, x);
+      }
     TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
       shift[r] = broadcast_max(m[r]);
@@ -463,6 +475,7 @@ struct Kernels {
       max[r] = shift[r].get(0);
       sum[r] = xsimd::hadd(acc[r]);
     }
+    return xsimd::all(least > B(-kInf));
   }
 
   // Whether y[r*ldy + c] is finite for every r < R, c < dv.
@@ -481,22 +494,24 @@ struct Kernels {
   template <size_t R>
   static bool attend_rows(const AttendBlock& b) {
     constexpr float kInf = std::numeric_limits<float>::infinity();
+    constexpr float kMax = std::numeric_limits<float>::max();
     if (R == kBlockRows && b.kt) scores_block_transposed(b.q, b.ldq, b.kt, b.ldkt, b.count, b.dk, b.scale, b.s, b.lds);
     else scores_block(b.q, b.ldq, R, b.k, b.ldk, b.count, b.dk, b.scale, b.s, b.lds);
-    if (b.own) {  // keys outside a row's range: -inf, so their numerators are exactly 0
+    if (b.own) {  // keys outside a row's range: -FLT_MAX, finite, with numerators exactly 0 (below)
       TINYATTN_XSIMD_UNROLL
       for (size_t r = 0; r < R; ++r) {
         float* sr = b.s + r * b.lds;
-        for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kInf;
-        for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -kInf;
+        for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kMax;
+        for (size_t j = b.own[2 * r + 1]; j < b.count; ++j) sr[j] = -kMax;
       }
     }
-    block_numerators<R>(b.s, b.lds, b.count, b.max, b.sum);
+    if (!block_numerators<R>(b.s, b.lds, b.count, b.max, b.sum)) return false;
     float inv[kBlockRows];
     TINYATTN_XSIMD_UNROLL
     for (size_t r = 0; r < R; ++r) {
-      // A finite max has a term exp(0) = 1, so the sum is >= 1 (false for NaN).
-      if (!(b.max[r] > -kInf && b.max[r] < kInf && b.sum[r] >= 1.0f)) return false;
+      // A finite max has a term exp(0) = 1, so the sum is >= 1 (false for NaN);
+      // a max above -FLT_MAX leaves the keys outside the range exactly 0.
+      if (!(b.max[r] > -kMax && b.max[r] < kInf && b.sum[r] >= 1.0f)) return false;
       inv[r] = 1.0f / b.sum[r];
     }
     weighted_sum_block(b.s, b.lds, R, b.v, b.ldv, b.count, b.dv, inv, b.y, b.ldy);

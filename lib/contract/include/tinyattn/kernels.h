@@ -139,13 +139,19 @@ inline constexpr size_t kFixedRowsAtOnce = 2 * kBlockRows;
 //   s_rj   = scale * dot(q + r*ldq, k + j*ldk)                  (into s + r*lds)
 //   max[r] = max_j s_rj,  sum[r] = sum_j exp(s_rj - max[r])     (tinyattn's exp)
 //   y[r*ldy + c] = sum_j exp(s_rj - max[r]) * v[j*ldv + c] / sum[r]
-// over the row's own keys; lds >= count. The port returns false when a row's
-// max is not finite, its sum is NaN (a NaN, +inf or all -inf logit) or an
-// output y is not finite (an inf or NaN in V: the port may multiply a zero
-// weight with it): y, max and sum are then unspecified and the driver
-// computes the block again with the primitives above, whose semantics cover
-// those rows. It may write s either way. kt, ldkt: as for
-// scores_block_transposed, where the driver has the keys transposed.
+// over the row's own keys; lds >= count. The port returns false when any
+// s_rj over a row's own keys is not finite: NaN, +inf, and -inf too, which
+// here is a dot product that overflowed fp32 (finite Q and K can give one),
+// never a masked key (the driver recomputes such logits by the overflow rule,
+// docs/hardening.md); and when an output y is not finite (an inf or NaN in
+// V: the port may multiply a zero weight with it). y, max and sum are then
+// unspecified and the driver computes the block again with the primitives
+// above, whose semantics cover those rows. A port may also decline a block
+// it could answer, which is only slower (Highway, xsimd and Helium decline a
+// row whose max is -FLT_MAX, the value they give keys outside the row's
+// range); it never accepts one of the blocks above. It may write s either
+// way. kt, ldkt: as for scores_block_transposed, where the driver has the
+// keys transposed.
 // No default member initializers: a driver sets every field. With them, a
 // block filled field by field was first cleared by a 160-byte `rep stos` on
 // x86 (GCC); brace-initialize ({} or a list) for zeros.
