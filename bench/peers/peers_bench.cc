@@ -3,6 +3,9 @@
 //   peers_bench [--quick] [--softmax] [--out DIR]
 //
 // --softmax: the softmax rows table alone (no forward tables, no files).
+// TINYATTN_HWY_TARGET=<T> (e.g. AVX2) forces Highway's target, as for the
+// test suites (ports/backends/highway/test_select_target.cc), so the kernels
+// of a CPU without AVX-512 can be timed on one that has it.
 //
 // Prints markdown tables and writes them to DIR/peers.md with an SVG plot of
 // GFLOP/s against shape (DIR/forward_gflops.svg). FLOPs count as
@@ -11,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -21,6 +25,9 @@
 #include "peers.h"
 #include "tinyattn/attention.h"
 #include "tinyattn/softmax.h"
+
+// Highway's test hook, linked where the build has Highway (weak: absent otherwise).
+extern "C" __attribute__((weak)) const char* tinyattn_test_select_target(const char* request);
 
 namespace {
 
@@ -353,6 +360,13 @@ int main(int argc, char** argv) {
       out_dir = argv[++i];
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--small] [--out DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (const char* request = std::getenv("TINYATTN_HWY_TARGET"); request && *request) {
+    const char* chosen = tinyattn_test_select_target ? tinyattn_test_select_target(request) : nullptr;
+    if (!chosen) {
+      std::fprintf(stderr, "TINYATTN_HWY_TARGET=%s: not available in this build on this CPU\n", request);
       return 2;
     }
   }
