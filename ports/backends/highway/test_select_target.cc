@@ -39,6 +39,9 @@ extern "C" const char* tinyattn_test_select_target(const char* request) {
     return nullptr;
   }
 #if TINYATTN_HWY_DYNAMIC
+  // Detection again, not the target an earlier call forced: a caller may
+  // switch targets (differential_fuzz picks one per input).
+  hwy::SetSupportedTargetsForTest(0);
   if (!(hwy::SupportedTargets() & target)) {
     std::printf("tinyattn: highway target %s is compiled but this CPU cannot run it\n", hwy::TargetName(target));
     return nullptr;
