@@ -118,26 +118,32 @@ inline void two_sum(float a, float b, float& s, float& e) {
   e = (a - (s - z)) + (b - z);
 }
 
-// scale * <q, k> without an fp32 overflow before the end: q, k and scale are
-// brought below 4 in magnitude by exact powers of two, so no product or
-// partial sum can overflow (the sum stays below 16 Dk), and the powers are
-// applied at the end, where the result overflows to +-inf exactly when the
-// value is beyond fp32. Finite entries: a compensated dot product (products
-// and sums with their exact errors: as if in twice fp32's precision, so
-// large products that cancel leave the small ones' sum, as in double).
-// Entries with inf or NaN: plain IEEE products and sums of the terms that
-// have one (+-inf, or NaN for a NaN entry, inf * 0, +inf and -inf). fp32
-// arithmetic only, no software double on cores without a double-precision FPU; one fixed order in the
-// driver: the same on every port and target.
+// scale * <q, k> without an fp32 overflow before the end: each product is
+// taken of its factors brought to [1, 2) by exact powers of two, then put
+// on the scale of the largest product (2^emax), so no product or partial sum
+// can overflow (the sum stays below 16 Dk), and the powers are applied at the
+// end, where the result overflows to +-inf exactly when the value is beyond
+// fp32. Scaling each product by its own exponents, not q and k by their
+// largest entries, keeps a small product beside a large entry whose own
+// product is small (q = [2, FLT_MAX], k = [3, 0]: 6, not 0). Finite entries:
+// a compensated dot product (products and sums with their exact errors: as if
+// in twice fp32's precision, so large products that cancel leave the small
+// ones' sum, as in double, down to 2^-126 of the largest product). Entries
+// with inf or NaN: plain IEEE products and sums of the terms that have one
+// (+-inf, or NaN for a NaN entry, inf * 0, +inf and -inf). fp32 arithmetic
+// only, no software double on cores without a double-precision FPU; one fixed
+// order in the driver: the same on every port and target.
 template <class T>
 float exact_logit(const T* q, const T* k, size_t dk, float scale) {
-  float qmax = 0.0f, kmax = 0.0f;
-  bool finite = true;
+  bool finite = true, any = false;
+  int emax = 0;
   for (size_t c = 0; c < dk; ++c) {
-    const float a = std::fabs(widen(q[c])), b = std::fabs(widen(k[c]));
-    finite &= a <= FLT_MAX && b <= FLT_MAX;
-    qmax = a > qmax ? a : qmax;
-    kmax = b > kmax ? b : kmax;
+    const float x = widen(q[c]), y = widen(k[c]);
+    finite &= std::fabs(x) <= FLT_MAX && std::fabs(y) <= FLT_MAX;
+    if (x == 0.0f || y == 0.0f) continue;
+    const int e = exponent_of(x) + exponent_of(y);
+    emax = !any || e > emax ? e : emax;
+    any = true;
   }
   if (!finite) {
     // Only the terms with an inf or NaN entry decide the value: a finite
@@ -152,17 +158,23 @@ float exact_logit(const T* q, const T* k, size_t dk, float scale) {
     }
     return scale * dot;
   }
-  const int eq = exponent_of(qmax), ek = exponent_of(kmax), es = exponent_of(scale);
-  const float sq = pow2(-eq), sk = pow2(-ek);
+  if (!any) return scale * 0.0f;  // every product is 0
+  const int es = exponent_of(scale);
   float dot = 0.0f, err = 0.0f;
   for (size_t c = 0; c < dk; ++c) {
-    const float x = widen(q[c]) * sq, y = widen(k[c]) * sk;
+    const float x = widen(q[c]), y = widen(k[c]);
+    if (x == 0.0f || y == 0.0f) continue;
+    const int ex = exponent_of(x), ey = exponent_of(y);
     float p, ep, es2;
-    two_product(x, y, p, ep);
+    two_product(x * pow2(-ex), y * pow2(-ey), p, ep);
+    // On the largest product's scale: exact down to fp32's normal range.
+    const int shift = ex + ey - emax;
+    p = scale_by_pow2(p, shift);
+    ep = scale_by_pow2(ep, shift);
     two_sum(dot, p, dot, es2);
     err += ep + es2;
   }
-  return scale_by_pow2((scale * pow2(-es)) * (dot + err), eq + ek + es);
+  return scale_by_pow2((scale * pow2(-es)) * (dot + err), emax + es);
 }
 
 // The overflow rule (docs/hardening.md): a logit whose dot product a port

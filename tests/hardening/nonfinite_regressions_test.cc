@@ -311,3 +311,27 @@ TA_CASE("overflow regression: a dot product that overflows to -inf is recomputed
     check_form("issue 37, KvCache::attend", ports[i], s, p, &cy, nullptr, nullptr);
   }
 }
+
+TA_CASE("overflow regression: a recomputed logit keeps small products beside a huge entry") {
+  // N = 1, M = 2, Dk = 3, Dv = 1: q = [2, FLT_MAX, 0], K = [[3, 0, FLT_MAX],
+  // [3, 0, 0]], V = [1, 2], scale FLT_MAX. Both exact logits are 6 FLT_MAX,
+  // beyond fp32, so both are +inf and share the weight: y = 1.5, lse = +inf.
+  // Scaling q and k by their largest entries (FLT_MAX) made 2 * 3 underflow
+  // to 0 in key 0's recomputed logit, which then came out finite: weight 0
+  // for key 0 and y = 2.
+  Arena::Scope scope;
+  const Dims d{1, 2, 3, 1};
+  Problem p = make_problem(d, 1605);
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
+  const float q[3] = {2.0f, FLT_MAX, 0.0f}, k[6] = {3.0f, 0.0f, FLT_MAX, 3.0f, 0.0f, 0.0f}, v[2] = {1.0f, 2.0f};
+  std::memcpy(p.q, q, sizeof q);
+  std::memcpy(p.k, k, sizeof k);
+  std::memcpy(p.v, v, sizeof v);
+  tinyattn::Options o;
+  o.scale = FLT_MAX;
+  run_reference(p, Mask::none(), o);
+  TA_CHECK_MSG(p.y_ref[0] == 1.5 && p.lse_ref[0] == static_cast<double>(kInf), "reference: y %g lse %g, want 1.5 and inf", p.y_ref[0],
+               p.lse_ref[0]);
+  check_all(p, Mask::none(), "small products beside FLT_MAX, scale FLT_MAX", Paths::kF32, o);
+}
