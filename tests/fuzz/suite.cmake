@@ -44,6 +44,21 @@ if(NOT TINYATTN_BAREMETAL)
     list(APPEND _fuzz_names npy)
     set(_fuzz_libs_npy tinyattn_demo)
   endif()
+  # The host tool's whole command line (tinyattn_tool::tool_main, also in
+  # tinyattn_demo): options, values, input files and output paths.
+  if(EXISTS ${_fuzz_dir}/tool_fuzz.cc AND EXISTS ${PROJECT_SOURCE_DIR}/tools/tool/tool.cc
+     AND TINYATTN_BUILD_TOOLS AND NOT CMAKE_CROSSCOMPILING)
+    list(APPEND _fuzz_names tool)
+    set(_fuzz_libs_tool tinyattn_demo)
+  endif()
+  # The C API (tinyattn_c.h) with arbitrary struct fields, against the C++
+  # API and the reference; KvCache sequences against one causal forward.
+  foreach(name capi kv_cache)
+    if(EXISTS ${_fuzz_dir}/${name}_fuzz.cc)
+      list(APPEND _fuzz_names ${name})
+      set(_fuzz_libs_${name} tinyattn::tinyattn tinyattn::reference)
+    endif()
+  endforeach()
   foreach(name ${_fuzz_names})
     set(_inputs ${_fuzz_dir}/corpus/${name})
     if(EXISTS ${_fuzz_dir}/regressions/${name})

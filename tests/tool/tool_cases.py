@@ -12,7 +12,10 @@ expected values and the errors reported are the same on every machine (see dot()
 """
 import io
 import math
+import os
 import pathlib
+import resource
+import signal
 import subprocess
 import sys
 
@@ -480,6 +483,203 @@ def write(name, data):
     return str(path)
 
 
+SENTINEL = b"not overwritten\n"
+# The output destinations of the checks below, in a folder of their own: `run` mode may be
+# writing (and leaving temporaries in) WORK at the same time.
+OUT = WORK / "outputs"
+
+
+def sentinel(name):
+    """An existing destination: a failing run must leave these bytes."""
+    OUT.mkdir(exist_ok=True)
+    path = OUT / name
+    path.write_bytes(SENTINEL)
+    return str(path)
+
+
+def temporaries():
+    return sorted(p.name for p in OUT.glob(".tinyattn-*"))
+
+
+def expect_untouched(name, args, needle, code, files):
+    """expect_error, and every file in `files` keeps its bytes (or stays absent), no temporary left behind."""
+    before = {f: pathlib.Path(f).read_bytes() if pathlib.Path(f).is_file() else None for f in files}
+    expect_error(name, args, needle, code=code)
+    changed = [f for f, b in before.items()
+               if (pathlib.Path(f).read_bytes() if pathlib.Path(f).is_file() else None) != b]
+    if changed or temporaries():
+        failures.append(f"{name}: changed {[pathlib.Path(f).name for f in changed]}, temporaries {temporaries()}")
+
+
+# Every option that takes a value, with one valid value (for the command lines below).
+RUN_VALUES = ["--q", "--k", "--v", "--out", "--weights", "--mask", "--bias", "--causal", "--window", "--kv-len",
+              "--scale", "--softcap", "--offset", "--scores", "--score-stage", "--heads", "--past-k", "--past-v",
+              "--present-k", "--present-v", "--dtype", "--port", "--qparams"]
+
+
+def empty_values(good_q, good_k, good_v):
+    """An empty value is refused, never taken as "absent": '--causal "$ALIGN"' with ALIGN unset
+    must not run without the causal mask."""
+    y = sentinel("e_y.npy")
+    base = ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--out", y]
+    for flag in RUN_VALUES:
+        if flag in base:  # a required one: its value emptied
+            i = base.index(flag)
+            args = [*base[:i + 1], "", *base[i + 2:]]
+        else:
+            args = [*base, flag, ""]
+        expect_untouched(f"empty{flag}", args, f"{flag} has an empty value", 2, [y])
+    plan = ["plan", "--dk", "8", "--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--out", y]
+    for flag in ("--dk", "--qparams", "--heads", "--scale", "--name", "--lang", "--out"):
+        if flag in plan:
+            i = plan.index(flag)
+            args = [*plan[:i + 1], "", *plan[i + 2:]]
+        else:
+            args = [*plan, flag, ""]
+        expect_untouched(f"plan_empty{flag}", args, f"{flag} has an empty value", 2, [y])
+    for flag in ("--port", "--format"):
+        expect_error(f"selftest_empty{flag}", ["selftest", flag, ""], f"{flag} has an empty value", code=2)
+    expect_error("demo_empty--svg", ["demo", "--no-color", "--svg", ""], "--svg has an empty value", code=2)
+    expect_untouched("option_twice", [*base, "--causal", "top-left", "--causal", "bottom-right"], "given twice", 2,
+                     [y])
+
+
+def all_or_none(good_q, good_k, good_v):
+    """The outputs are written all or none: an output that cannot be written leaves every
+    destination as it was (here existing files), and no temporary file behind."""
+    outs = {t: sentinel(f"w_{t}.npy") for t in ("y", "a", "s", "pk", "pv")}
+    folder = OUT / "w_folder.npy"
+    folder.mkdir(exist_ok=True)
+    missing = str(OUT / "no_such_dir" / "x.npy")
+    base = ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--out", outs["y"]]
+    full = [*base, "--weights", outs["a"], "--scores", outs["s"], "--present-k", outs["pk"], "--present-v", outs["pv"]]
+    for name, args, needle in [
+        ("weights_missing_folder", [*base, "--weights", missing], "does not exist"),
+        ("weights_is_folder", [*base, "--weights", str(folder)], "is a folder"),
+        ("weights_trailing_slash", [*base, "--weights", str(OUT) + "/"], "names a folder"),
+        ("scores_missing_folder", [*base, "--weights", outs["a"], "--scores", missing], "does not exist"),
+        ("present_k_is_folder", [*full[:-4], "--present-k", str(folder), "--present-v", outs["pv"]], "is a folder"),
+        ("present_v_missing_folder", [*full[:-2], "--present-v", missing], "does not exist"),
+        ("out_under_a_file", [*full[:-2], "--present-v", outs["a"] + "/x.npy"], "is not a folder"),
+        ("out_is_a_device", [*base, "--weights", "/dev/null"], "not a regular file"),
+    ]:
+        expect_untouched(name, args, needle, 2, list(outs.values()))
+    expect_untouched("present_v_folder_not_writable", [*full[:-2], "--present-v", "/proc/self/pv.npy"],
+                     "not writable", 2, list(outs.values()))
+    # Failures past the checks. A file size limit of 300 bytes (SIGXFSZ ignored, so write()
+    # fails with EFBIG): Y and the weights fit, the present keys do not.
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+    before = {f: pathlib.Path(f).read_bytes() for f in outs.values()}
+    r = subprocess.run([TOOL, *full], capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    changed = [pathlib.Path(f).name for f, b in before.items() if pathlib.Path(f).read_bytes() != b]
+    if r.returncode != 1 or "write failed" not in r.stderr or changed or temporaries():
+        failures.append(f"write_fails_late: exit {r.returncode}, changed {changed}, temporaries {temporaries()}: "
+                        f"{r.stderr.strip()!r}")
+    else:
+        print(f"ok   write_fails_late: {r.stderr.strip()}; no destination changed")
+    # The library refuses batch element 1 of 2, after element 0 was computed.
+    q4 = save("w_q4.npy", rng.standard_normal((2, 2, 3, 16)).astype(np.float32))
+    k4 = save("w_k4.npy", rng.standard_normal((2, 1, 4, 16)).astype(np.float32))
+    v4 = save("w_v4.npy", rng.standard_normal((2, 1, 4, 8)).astype(np.float32))
+    expect_untouched("library_refuses_batch_element_1",
+                     ["run", "--q", q4, "--k", k4, "--v", v4, "--out", outs["y"], "--weights", outs["a"],
+                      "--kv-len", "4,2", "--causal", "offset", "--offset", "1"], "batch element 1", 1,
+                     list(outs.values()))
+    r = tool(*full)
+    written = {t: np.load(f) for t, f in outs.items()} if r.returncode == 0 else {}
+    if r.returncode != 0 or temporaries() or written["y"].shape != (5, 8) or written["a"].shape != (5, 7) or \
+            written["s"].shape != (5, 7) or written["pk"].shape != (7, 16) or written["pv"].shape != (7, 8):
+        failures.append(f"all_outputs_written: exit {r.returncode}, temporaries {temporaries()}: {r.stderr.strip()}")
+    else:
+        print("ok   all_outputs_written: Y, weights, scores, present K and V replaced, no temporary left")
+
+
+def same_file(good_q, good_k, good_v):
+    """Two outputs naming one file, or an output naming an input, are refused whatever the spelling."""
+    sub = OUT / "s_sub"
+    sub.mkdir(exist_ok=True)
+    y = sentinel("s_y.npy")
+    link = OUT / "s_link.npy"
+    hard = OUT / "s_hard.npy"
+    for p in (link, hard):
+        if p.exists() or p.is_symlink():
+            p.unlink()
+    link.symlink_to(y)
+    hard.hardlink_to(y)
+    fresh = str(OUT / "s_new.npy")  # absent: only the spelling can tell
+    pathlib.Path(fresh).unlink(missing_ok=True)
+    base = ["run", "--q", good_q, "--k", good_k, "--v", good_v]
+    rel = pathlib.Path(y).name
+    spellings = [("same", y, y), ("dot_slash", y, f"{OUT}/./{rel}"), ("dot_dot", y, f"{sub}/../{rel}"),
+                 ("double_slash", y, f"{OUT}//{rel}"), ("symlink", y, str(link)), ("hard_link", y, str(hard)),
+                 ("absent_dot_dot", fresh, f"{sub}/../s_new.npy")]
+    for name, a, b in spellings:
+        expect_untouched(f"same_output_{name}", [*base, "--out", a, "--weights", b], "name the same file", 2,
+                         [y, fresh])
+    expect_untouched("same_scores_present", [*base, "--out", y, "--scores", fresh, "--present-k", fresh,
+                                             "--present-v", str(OUT / "s_pv.npy")], "name the same file", 2, [y, fresh])
+    for name, args in [("out_is_q", [*base, "--out", good_q]),
+                       ("weights_is_k", [*base, "--out", y, "--weights", f"{WORK}/./{pathlib.Path(good_k).name}"]),
+                       ("present_v_is_v", [*base, "--out", y, "--present-k", fresh, "--present-v", good_v]),
+                       ("out_is_mask", [*base, "--out", str(link), "--mask", y])]:
+        expect_untouched(name, args, "would overwrite the input", 2, [y, good_q, good_k, good_v])
+    qp = sentinel("s_qparams.txt")
+    pathlib.Path(qp).write_bytes(b"q=0.02 k=0.03 v=0.05 y=0.05\n")
+    expect_untouched("plan_out_is_qparams", ["plan", "--dk", "8", "--qparams", qp, "--out", qp],
+                     "would overwrite the input", 2, [qp])
+
+
+def bounded_reads(good_k, good_v, good):
+    """The prefix and header are read and checked before the payload: a stream that is not
+    a .npy file fails after its first bytes, and a regular file's size is checked against
+    the header before anything is read for the payload."""
+    y = sentinel("b_y.npy")
+    base = ["--k", good_k, "--v", good_v, "--out", y]
+    expect_untouched("dev_zero", ["run", "--q", "/dev/zero", *base], "bad magic", 1, [y])
+    # A pipe that sends a bad magic and stays open: a reader that wants the whole file waits forever.
+    fifo = WORK / "b_fifo"
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR)  # Linux: opens without waiting for the reader, and keeps the pipe open
+    try:
+        os.write(fd, b"not a .npy file at all\n")
+        try:
+            r = subprocess.run([TOOL, "run", "--q", str(fifo), *base], capture_output=True, text=True, timeout=20)
+            ok = r.returncode == 1 and "bad magic" in r.stderr
+            why = f"exit {r.returncode}: {r.stderr.strip()!r}"
+        except subprocess.TimeoutExpired:
+            ok, why = False, "still reading after 20 s"
+    finally:
+        os.close(fd)
+        fifo.unlink()
+    if ok:
+        print("ok   open_pipe_bad_magic: refused after the prefix")
+    else:
+        failures.append(f"open_pipe_bad_magic: {why}")
+    # 1.5 GB, sparse: a valid header for (5, 16) then far too many bytes; only the size is needed to refuse.
+    big = WORK / "b_sparse.npy"
+    with open(big, "wb") as f:
+        f.write(good)
+        f.truncate(1536 * 1024 * 1024)
+    try:
+        expect_untouched("sparse_oversized", ["run", "--q", str(big), *base],
+                         f"{1536 * 1024 * 1024 - len(good)} unexpected bytes after the data of shape (5, 16)", 1, [y])
+    finally:
+        big.unlink()
+
+
+def options_before_files(good_k, good_v):
+    """Options and output paths are judged before any file is read: the unreadable --q is never reached."""
+    y = sentinel("o_y.npy")
+    base = ["run", "--q", str(WORK / "o_missing.npy"), "--k", good_k, "--v", good_v, "--out", y]
+    for name, extra, needle in [("heads_syntax", ["--heads", "2"], "--heads"),
+                                ("kv_len_syntax", ["--kv-len", "x"], "--kv-len"),
+                                ("weights_path", ["--weights", str(OUT / "no_such_dir" / "a.npy")], "does not exist")]:
+        expect_untouched(f"before_files_{name}", [*base, *extra], needle, 2, [y])
+
+
 def malformed():
     q = rng.standard_normal((5, 16)).astype(np.float32)
     k = rng.standard_normal((7, 16)).astype(np.float32)
@@ -632,7 +832,12 @@ def malformed():
     expect_error("missing_out", ["run", "--q", good_q, "--k", good_k, "--v", good_v], "--out", code=2)
     expect_error("unknown_command", ["frobnicate"], "unknown command", code=2)
     expect_error("unwritable_out", ["run", "--q", good_q, "--k", good_k, "--v", good_v, "--out",
-                                    str(WORK / "no_such_dir" / "y.npy")], "cannot create")
+                                    str(WORK / "no_such_dir" / "y.npy")], "does not exist", code=2)
+    empty_values(good_q, good_k, good_v)
+    all_or_none(good_q, good_k, good_v)
+    same_file(good_q, good_k, good_v)
+    bounded_reads(good_k, good_v, good)
+    options_before_files(good_k, good_v)
 
 
 if MODE == "run":

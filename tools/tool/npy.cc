@@ -1,5 +1,7 @@
 #include "npy.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -213,10 +215,12 @@ bool dtype_from_descr(const std::string& d, DType* t, std::string* error) {
   return true;
 }
 
-}  // namespace
+const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
-bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error) {
-  static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+// The fixed prefix: magic, version and header length (10 bytes for version
+// 1.0, 12 for 2.0 and 3.0). `size` is the bytes at hand, fewer at the end of
+// a short file. Sets *offset to where the header dict starts.
+bool parse_prefix(const uint8_t* bytes, size_t size, size_t* offset, size_t* header_len, std::string* error) {
   if (size < 10 || std::memcmp(bytes, kMagic, 6) != 0) {
     *error = size < 10 && size >= 6 && std::memcmp(bytes, kMagic, 6) == 0 ? "truncated header" : "not a .npy file (bad magic)";
     return false;
@@ -226,29 +230,29 @@ bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error
     *error = "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor);
     return false;
   }
-  size_t header_len, offset;
   if (major == 1) {
-    header_len = bytes[8] | static_cast<size_t>(bytes[9]) << 8;
-    offset = 10;
+    *header_len = bytes[8] | static_cast<size_t>(bytes[9]) << 8;
+    *offset = 10;
   } else {
     if (size < 12) {
       *error = "truncated header";
       return false;
     }
-    header_len = bytes[8] | static_cast<size_t>(bytes[9]) << 8 | static_cast<size_t>(bytes[10]) << 16 |
-                 static_cast<size_t>(bytes[11]) << 24;
-    offset = 12;
+    *header_len = bytes[8] | static_cast<size_t>(bytes[9]) << 8 | static_cast<size_t>(bytes[10]) << 16 |
+                  static_cast<size_t>(bytes[11]) << 24;
+    *offset = 12;
   }
-  if (header_len > kMaxHeaderBytes) {
-    *error = "header length " + std::to_string(header_len) + " exceeds the limit of " + std::to_string(kMaxHeaderBytes);
+  if (*header_len > kMaxHeaderBytes) {
+    *error = "header length " + std::to_string(*header_len) + " exceeds the limit of " + std::to_string(kMaxHeaderBytes);
     return false;
   }
-  if (header_len > size - offset) {
-    *error = "truncated header (" + std::to_string(header_len) + " bytes announced, " +
-             std::to_string(size - offset) + " present)";
-    return false;
-  }
-  const char* h = reinterpret_cast<const char*>(bytes + offset);
+  return true;
+}
+
+// The header dict: dtype and shape into *a (no data), and the payload size
+// those imply, more than kMaxFileBytes when it is above the limit (the
+// product stops growing there, so it cannot overflow).
+bool parse_dict(const char* h, size_t header_len, Array* a, size_t* payload, std::string* error) {
   for (size_t i = 0; i < header_len; ++i) {
     const unsigned char c = static_cast<unsigned char>(h[i]);
     // Versions 1 and 2 are latin-1, 3 is UTF-8; a valid dict is plain ASCII either way.
@@ -268,23 +272,28 @@ bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error
     *error = "fortran_order True is not supported (save a C-ordered array: np.ascontiguousarray)";
     return false;
   }
-  Array a;
-  a.dtype = t;
-  a.shape = shape;
+  a->dtype = t;
+  a->shape = shape;
+  a->data.clear();
   for (size_t d : shape)
     if (d == 0) {
-      *error = "empty array (shape " + a.shape_text() + ")";
+      *error = "empty array (shape " + a->shape_text() + ")";
       return false;
     }
   // Each dimension <= 2^16 and at most 8 of them could overflow; stop early.
-  size_t payload = dtype_size(t);
+  size_t bytes = dtype_size(t);
   for (size_t d : shape) {
-    if (payload > kMaxFileBytes) break;
-    payload *= d;
+    if (bytes > kMaxFileBytes) break;
+    bytes *= d;
   }
-  const size_t present = size - offset - header_len;
+  *payload = bytes;
+  return true;
+}
+
+// The payload checked against the bytes present after the header.
+bool check_payload_size(const Array& a, size_t payload, size_t present, std::string* error) {
   if (payload > present) {
-    *error = "truncated data: shape " + a.shape_text() + " " + dtype_name(t) + " needs " +
+    *error = "truncated data: shape " + a.shape_text() + " " + dtype_name(a.dtype) + " needs " +
              (payload > kMaxFileBytes ? std::string("more than 1 GiB") : std::to_string(payload) + " bytes") +
              ", " + std::to_string(present) + " present";
     return false;
@@ -293,6 +302,98 @@ bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error
     *error = std::to_string(present - payload) + " unexpected bytes after the data of shape " + a.shape_text();
     return false;
   }
+  if (payload > kMaxFileBytes) {
+    *error = "data of shape " + a.shape_text() + " is larger than the 1 GiB limit";
+    return false;
+  }
+  return true;
+}
+
+// Up to n bytes from f, fewer only at the end of the file or on an error.
+size_t read_up_to(std::FILE* f, uint8_t* dst, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    const size_t r = std::fread(dst + got, 1, n - got, f);
+    if (r == 0) break;
+    got += r;
+  }
+  return got;
+}
+
+// Reads a .npy file in three bounded steps: the prefix (12 bytes at most),
+// the header dict (its announced length, at most kMaxHeaderBytes), then the
+// payload, whose size the header fixes and which a regular file must hold
+// exactly before anything is allocated for it. Other files (pipes, devices)
+// are read in chunks, so memory grows only with the bytes that arrive.
+bool read_npy_stream(std::FILE* f, bool regular, size_t file_size, Array* out, std::string* error) {
+  uint8_t prefix[12];
+  size_t got = read_up_to(f, prefix, 10);
+  size_t offset = 0, header_len = 0;
+  if (got == 10 && std::memcmp(prefix, kMagic, 6) == 0 && prefix[6] >= 2 && prefix[6] <= 3)
+    got += read_up_to(f, prefix + 10, 2);
+  if (!parse_prefix(prefix, got, &offset, &header_len, error)) return false;
+  std::vector<char> header(header_len);
+  const size_t header_got = read_up_to(f, reinterpret_cast<uint8_t*>(header.data()), header_len);
+  if (header_got < header_len) {
+    *error = "truncated header (" + std::to_string(header_len) + " bytes announced, " + std::to_string(header_got) +
+             " present)";
+    return false;
+  }
+  Array a;
+  size_t payload = 0;
+  if (!parse_dict(header.data(), header_len, &a, &payload, error)) return false;
+  if (regular) {
+    const size_t start = offset + header_len;
+    if (!check_payload_size(a, payload, file_size > start ? file_size - start : 0, error)) return false;
+    a.data.resize(payload);
+    const size_t data_got = read_up_to(f, a.data.data(), payload);
+    // The file changed size since it was measured: report what was read.
+    if (data_got < payload) return check_payload_size(a, payload, data_got, error);
+    if (std::fgetc(f) != EOF) {
+      *error = "unexpected bytes after the data of shape " + a.shape_text();
+      return false;
+    }
+  } else {
+    if (payload > kMaxFileBytes) {
+      *error = "data of shape " + a.shape_text() + " is larger than the 1 GiB limit";
+      return false;
+    }
+    constexpr size_t kChunk = 65536;
+    while (a.data.size() < payload) {
+      const size_t before = a.data.size(), want = payload - before < kChunk ? payload - before : kChunk;
+      a.data.resize(before + want);
+      const size_t r = read_up_to(f, a.data.data() + before, want);
+      a.data.resize(before + r);
+      if (r < want) break;
+    }
+    if (a.data.size() < payload) return check_payload_size(a, payload, a.data.size(), error);
+    if (std::fgetc(f) != EOF) {
+      *error = "unexpected bytes after the data of shape " + a.shape_text();
+      return false;
+    }
+  }
+  if (std::ferror(f)) {
+    *error = "read error";
+    return false;
+  }
+  *out = std::move(a);
+  return true;
+}
+
+}  // namespace
+
+bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error) {
+  size_t offset = 0, header_len = 0;
+  if (!parse_prefix(bytes, size, &offset, &header_len, error)) return false;
+  if (header_len > size - offset) {
+    *error = "truncated header (" + std::to_string(header_len) + " bytes announced, " +
+             std::to_string(size - offset) + " present)";
+    return false;
+  }
+  Array a;
+  size_t payload = 0;
+  if (!parse_dict(reinterpret_cast<const char*>(bytes + offset), header_len, &a, &payload, error)) return false;
+  if (!check_payload_size(a, payload, size - offset - header_len, error)) return false;
   a.data.assign(bytes + offset + header_len, bytes + size);
   *out = std::move(a);
   return true;
@@ -304,33 +405,22 @@ bool read_npy(const std::string& path, Array* out, std::string* error) {
     *error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
-  std::vector<uint8_t> bytes;
-  uint8_t buf[65536];
-  size_t got;
-  bool too_big = false;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    if (bytes.size() + got > kMaxFileBytes) {
-      too_big = true;
-      break;
-    }
-    bytes.insert(bytes.end(), buf, buf + got);
-  }
-  const bool read_error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (too_big) {
-    *error = path + ": file larger than the 1 GiB limit";
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    *error = path + ": cannot stat: " + std::strerror(errno);
+    std::fclose(f);
     return false;
   }
-  if (read_error) {
-    *error = path + ": read error";
+  if (S_ISDIR(st.st_mode)) {
+    std::fclose(f);
+    *error = path + ": is a directory";
     return false;
   }
   std::string why;
-  if (!parse_npy(bytes.data(), bytes.size(), out, &why)) {
-    *error = path + ": " + why;
-    return false;
-  }
-  return true;
+  const bool ok = read_npy_stream(f, S_ISREG(st.st_mode), static_cast<size_t>(st.st_size), out, &why);
+  std::fclose(f);
+  if (!ok) *error = path + ": " + why;
+  return ok;
 }
 
 std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& shape, const void* data, size_t elem_size) {
@@ -373,27 +463,6 @@ std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& sha
 
 std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float* data) {
   return npy_bytes("<f4", shape, data, 4);
-}
-
-bool write_npy(const std::string& path, const char* descr, const std::vector<size_t>& shape, const void* data,
-               size_t elem_size, std::string* error) {
-  const std::vector<uint8_t> bytes = npy_bytes(descr, shape, data, elem_size);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    *error = path + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    *error = path + ": write failed";
-    return false;
-  }
-  return true;
-}
-
-bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, const float* data, std::string* error) {
-  return write_npy(path, "<f4", shape, data, 4, error);
 }
 
 }  // namespace tinyattn_tool

@@ -1,11 +1,12 @@
 // A strict, bounded .npy reader and a writer (NumPy format 1.0, 2.0, 3.0).
 //
 // Accepted: little-endian float32 ('<f4'), float16 ('<f2'), int8 ('|i1'),
-// bool ('|b1') and uint8 ('|u1'); C order; 1 to 3 dimensions, each 1..kMaxDim.
-// Everything else (big-endian, Fortran order, other dtypes, a malformed header
-// dict, a truncated or overlong payload) is rejected with a one-line message.
-// Nothing is allocated before the header has been validated and the payload
-// size checked against the bytes actually present, so a hostile header cannot
+// bool ('|b1') and uint8 ('|u1'); C order; up to 8 dimensions, each
+// 1..kMaxDim (the tool then takes 2 to 4). Everything else (big-endian,
+// Fortran order, other dtypes, a malformed header dict, a truncated or
+// overlong payload) is rejected with a one-line message. Nothing is allocated
+// for the payload before the header has been validated and the payload size
+// checked against the bytes actually present, so a hostile header cannot
 // cause a large allocation.
 #pragma once
 
@@ -41,18 +42,22 @@ inline constexpr size_t kMaxFileBytes = size_t{1} << 30;
 // one line (no file name; callers prefix it).
 bool parse_npy(const uint8_t* bytes, size_t size, Array* out, std::string* error);
 
-// Reads and parses a file ("<path>: <reason>" on failure).
+// Reads and parses a file ("<path>: <reason>" on failure) in bounded steps:
+// the 10- or 12-byte prefix (magic, version, header length), then the header
+// dict (at most kMaxHeaderBytes), and only once both are valid the payload.
+// A regular file's size must match the header's shape and dtype before the
+// payload is allocated; a pipe or device is read in chunks, so memory grows
+// only with the bytes that arrive (a non-.npy stream such as /dev/zero fails
+// after its first 10 bytes).
 bool read_npy(const std::string& path, Array* out, std::string* error);
 
 // Serialises elements of elem_size bytes (1, 2 or 4; host order in memory)
 // as a version 1.0 .npy with the given little-endian descr ('<f4', '<f2',
 // '|i1', '<u2'), C order.
+// (The tool writes them with write_all_or_none, tools/tool/output_files.h.)
 std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& shape, const void* data, size_t elem_size);
-bool write_npy(const std::string& path, const char* descr, const std::vector<size_t>& shape, const void* data,
-               size_t elem_size, std::string* error);
 // Serialises float32 data as a version 1.0 .npy (C order, '<f4').
 std::vector<uint8_t> npy_bytes_f32(const std::vector<size_t>& shape, const float* data);
-bool write_npy_f32(const std::string& path, const std::vector<size_t>& shape, const float* data, std::string* error);
 
 float half_to_float(uint16_t h);
 
