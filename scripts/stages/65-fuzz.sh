@@ -1,5 +1,6 @@
 # libFuzzer under ASan+UBSan (clang): each fuzz target runs for a bounded time
-# (FUZZ_SECONDS each, default 45; every target together stays under 4 min),
+# (FUZZ_SECONDS each, default 45; $JOBS targets at once, so the eight take
+# four rounds, about 3 min),
 # starting from its committed corpus (tests/fuzz/corpus/<name>/) plus the
 # regression inputs (tests/fuzz/regressions/<name>/). New inputs go to the
 # build tree, never into the repository. A crash fails the stage and leaves
@@ -48,8 +49,10 @@ if ! { harden_configure "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C
   exit 1
 fi
 
-for name in $targets; do
-  short=${name%_fuzz}
+# One target: its run, then its row, written to $dir/<short>.row (the rows go
+# to $RESULTS in target order once all have run).
+fuzz_one() {
+  local name=$1 short=${1%_fuzz} bin work art seeds t rc runs crash why hex row
   bin=$(find "$dir/build" -type f -name "$name" -perm -u+x | head -n 1)
   work=$dir/corpus/$short
   art=$dir/artifacts/$short
@@ -63,15 +66,40 @@ for name in $targets; do
     -artifact_prefix="$art/" "$work" "${seeds[@]}" > "$dir/$short.log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/$short.log")
   if [ "$rc" -eq 0 ]; then
-    ta_append_row "x86-64 host" "libFuzzer $short" - 1 0 0 - "$(ta_seconds "$t")" "ok (${runs:-?} runs)"
+    row=("x86-64 host" "libFuzzer $short" - 1 0 0 - "$(ta_seconds "$t")" "ok (${runs:-?} runs)")
   else
     crash=$(ls "$art" 2>/dev/null | head -n 1)
     # The row carries what a remote log cannot: the harness's own message
     # and the failing input in hex, enough to rebuild it as a regression.
     why=$(grep -m 1 -E "^(differential|fuzz_require): |ERROR: |SUMMARY: " "$dir/$short.log" | tr '|' '/')
     hex=$( [ -n "$crash" ] && od -An -v -tx1 "$art/$crash" | tr -d ' \n')
-    ta_append_row "x86-64 host" "libFuzzer $short" - 0 1 0 - "$(ta_seconds "$t")" \
-      "FAILED: ${why:-see log} (log: $dir/$short.log; input: ${hex:-none})"
+    row=("x86-64 host" "libFuzzer $short" - 0 1 0 - "$(ta_seconds "$t")"
+         "FAILED: ${why:-see log} (log: $dir/$short.log; input: ${hex:-none})")
+  fi
+  (IFS=$'\t'; printf '%s\n' "${row[*]}") > "$dir/$short.row"
+}
+
+# libFuzzer runs one thread: the targets run $JOBS at a time, each for its
+# full FUZZ_SECONDS.
+rm -f "$dir"/*.row
+running=0
+for name in $targets; do
+  fuzz_one "$name" &
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+for name in $targets; do
+  short=${name%_fuzz}
+  if [ -s "$dir/$short.row" ]; then
+    IFS=$'\t' read -r -a row < "$dir/$short.row"
+    ta_append_row "${row[@]}"
+    [[ ${row[8]} == ok* ]] || fail=1
+  else
+    ta_append_row "x86-64 host" "libFuzzer $short" - 0 1 0 - - "FAILED: no result (log: $dir/$short.log)"
     fail=1
   fi
 done
