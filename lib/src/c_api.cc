@@ -141,7 +141,10 @@ Mask to_cxx(const tinyattn_mask* c) {
   if (!c) return m;
   m.causal = static_cast<Causal>(c->causal);
   if (c->use_window) m.window = Window{c->window_left, c->window_right, static_cast<Align>(c->window_align)};
-  if (c->use_kv_len) m.kv_len = c->kv_len;
+  // A C kv_len is always a key count (use_kv_len says whether there is one):
+  // UINT32_MAX, C++'s kAllKeys, becomes another count above any valid M, so
+  // validate() returns kBadMask for it as for every kv_len > M.
+  if (c->use_kv_len) m.kv_len = c->kv_len == kAllKeys ? kAllKeys - 1 : c->kv_len;
   m.keep = c->keep;
   m.keep_bits = c->keep_bits;
   m.bias = c->bias;

@@ -735,6 +735,65 @@ static void test_fault_statuses(void) {
                TINYATTN_NULL_POINTER);
 }
 
+/* Whether every byte of x[0..n) is b. */
+static int all_bytes(const void* x, size_t n, unsigned char b) {
+  const unsigned char* p = (const unsigned char*)x;
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (p[i] != b) return 0;
+  return 1;
+}
+
+/* kv_len given through the struct is a count of keys: every value above M is
+ * BAD_MASK, UINT32_MAX included (C++ reads that value of Mask::kv_len as "all
+ * keys"; through the C struct it must not attend every key). Every entry
+ * point that takes a mask; outputs untouched. */
+static void test_kv_len_above_m_is_bad_mask(void) {
+  static const uint32_t too_long[] = {M + 1, 0x7FFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu};
+  static uint16_t hq16[HQ * N * DK], hk16[HKV * M * DK], hv16[HKV * M * DV], hy16[HQ * N * DV];
+  static float dq[HQ * N * DK], dk[HKV * M * DK], dv[HKV * M * DV];
+  static const float s = 0.05f;
+  tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y, w, lse);
+  tinyattn_forward_io_f16 io16 = {hq16, hk16, hv16, hy16, NULL, NULL};
+  tinyattn_forward_io_i8 io8 = {iq, ik, iv, iy, NULL, NULL};
+  tinyattn_backward_io bio;
+  tinyattn_int8_scheme scheme;
+  tinyattn_int8_head_plan plans[HQ];
+  tinyattn_mask mask;
+  size_t t;
+  fill_inputs();
+  memset(&scheme, 0, sizeof scheme);
+  scheme.q.scale = scheme.k.scale = scheme.v.scale = scheme.y.scale = &s;
+  CHECK_STATUS(tinyattn_plan_int8(&kDims, &scheme, plans, HQ), TINYATTN_OK);
+  memset(&bio, 0, sizeof bio);
+  bio.q = q;
+  bio.k = k;
+  bio.v = v;
+  bio.dy = dy;
+  bio.lse = lse;
+  bio.dq = dq;
+  bio.dk = dk;
+  bio.dv = dv;
+  memset(&mask, 0, sizeof mask);
+  mask.use_kv_len = 1;
+  mask.kv_len = M; /* the longest valid one */
+  CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &mask, NULL), TINYATTN_OK);
+  for (t = 0; t < sizeof too_long / sizeof too_long[0]; ++t) {
+    memset(y, 0x7F, sizeof y);
+    memset(hy16, 0x7F, sizeof hy16);
+    memset(iy, 0x7F, sizeof iy);
+    memset(dq, 0x7F, sizeof dq);
+    mask.kv_len = too_long[t];
+    CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
+    CHECK_STATUS(tinyattn_forward_f16(&kDims, &io16, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
+    CHECK_STATUS(tinyattn_forward_i8(&kDims, &io8, plans, HQ, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
+    CHECK_STATUS(tinyattn_backward(&kDims, TINYATTN_BACKWARD_RECOMPUTE, &bio, ws, sizeof ws, &mask, NULL),
+                 TINYATTN_BAD_MASK);
+    CHECK(all_bytes(y, sizeof y, 0x7F) && all_bytes(hy16, sizeof hy16, 0x7F));
+    CHECK(all_bytes(iy, sizeof iy, 0x7F) && all_bytes(dq, sizeof dq, 0x7F));
+  }
+}
+
 static void test_int8_rejects_float_scale_and_bias(void) {
   static const float s = 0.05f;
   static float fbias[N * M];
@@ -773,6 +832,7 @@ int main(void) {
   RUN(test_selftest_int8);
   RUN(test_workspace_macros);
   RUN(test_fault_statuses);
+  RUN(test_kv_len_above_m_is_bad_mask);
   printf("-----------------------\n%u Tests %u Failures 0 Ignored\n%s\n", g_tests, g_failures,
          g_failures ? "FAIL" : "OK");
   return g_failures ? 1 : 0;

@@ -132,7 +132,8 @@ typedef struct tinyattn_mask {
   int32_t window_right;
   tinyattn_align window_align;
   /* Key padding, when use_kv_len is nonzero: only keys j < kv_len are valid
-   * (kv_len = 0 masks every key). */
+   * (kv_len = 0 masks every key; kv_len > M, UINT32_MAX included, is
+   * TINYATTN_BAD_MASK). */
   int use_kv_len;
   uint32_t kv_len;
   /* Element masks, each optional: keep bytes [N][M] (nonzero = attend),
