@@ -212,57 +212,63 @@ constexpr size_t kMultiBlockKeys = HWY_TARGET == HWY_AVX2 ? 8 : 16;
 
 const char* SimdTarget() { return hwy::TargetName(HWY_TARGET); }
 
-// Four keys at a time, one accumulator each: four independent FMA chains and
-// each query vector loaded once per four keys.
-void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
-            float scale, float* HWY_RESTRICT s) {
+// kKeys (1 to 4) keys at once, one accumulator each: independent FMA chains
+// and each query vector loaded once for all of them. Every kKeys runs the
+// same chain and the same lane of Sum4 (or ReduceSum) for a key, so a key's
+// score is the same bits wherever it sits in a call (KernelsF32::scores): a
+// KV-cache ring, whose keys sit in other slots than in one forward over the
+// sequence, gets the same logits.
+template <size_t kKeys>
+HWY_INLINE void ScoreKeys(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                          float scale, float* HWY_RESTRICT s) {
   const D d;
   const size_t N = hn::Lanes(d);
   const size_t full = dk - dk % N;
   const size_t rest = dk - full;
-  size_t j = 0;
-  for (; j + 4 <= count; j += 4) {
-    const float* k0 = k + j * ldk;
-    const float* k1 = k0 + ldk;
-    const float* k2 = k1 + ldk;
-    const float* k3 = k2 + ldk;
-    V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    for (size_t c = 0; c < full; c += N) {
-      const V qv = hn::LoadU(d, q + c);
-      a0 = hn::MulAdd(qv, hn::LoadU(d, k0 + c), a0);
-      a1 = hn::MulAdd(qv, hn::LoadU(d, k1 + c), a1);
-      a2 = hn::MulAdd(qv, hn::LoadU(d, k2 + c), a2);
-      a3 = hn::MulAdd(qv, hn::LoadU(d, k3 + c), a3);
-    }
-    if (rest) {
-      const V qv = LoadTail(d, q + full, rest);
-      a0 = hn::MulAdd(qv, LoadTail(d, k0 + full, rest), a0);
-      a1 = hn::MulAdd(qv, LoadTail(d, k1 + full, rest), a1);
-      a2 = hn::MulAdd(qv, LoadTail(d, k2 + full, rest), a2);
-      a3 = hn::MulAdd(qv, LoadTail(d, k3 + full, rest), a3);
-    }
+  const float* k0 = k;
+  const float* k1 = kKeys > 1 ? k0 + ldk : k0;
+  const float* k2 = kKeys > 2 ? k1 + ldk : k1;
+  const float* k3 = kKeys > 3 ? k2 + ldk : k2;
+  V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  for (size_t c = 0; c < full; c += N) {
+    const V qv = hn::LoadU(d, q + c);
+    a0 = hn::MulAdd(qv, hn::LoadU(d, k0 + c), a0);
+    if constexpr (kKeys > 1) a1 = hn::MulAdd(qv, hn::LoadU(d, k1 + c), a1);
+    if constexpr (kKeys > 2) a2 = hn::MulAdd(qv, hn::LoadU(d, k2 + c), a2);
+    if constexpr (kKeys > 3) a3 = hn::MulAdd(qv, hn::LoadU(d, k3 + c), a3);
+  }
+  if (rest) {
+    const V qv = LoadTail(d, q + full, rest);
+    a0 = hn::MulAdd(qv, LoadTail(d, k0 + full, rest), a0);
+    if constexpr (kKeys > 1) a1 = hn::MulAdd(qv, LoadTail(d, k1 + full, rest), a1);
+    if constexpr (kKeys > 2) a2 = hn::MulAdd(qv, LoadTail(d, k2 + full, rest), a2);
+    if constexpr (kKeys > 3) a3 = hn::MulAdd(qv, LoadTail(d, k3 + full, rest), a3);
+  }
 #if TINYATTN_HWY_SUM4
-    const hn::Full128<float> d4;
-    hn::StoreU(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, s + j);
+  const hn::Full128<float> d4;
+  const auto sums = hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale));
+  if constexpr (kKeys == 4) {
+    hn::StoreU(sums, d4, s);
+  } else {
+    HWY_ALIGN float lanes[4];
+    hn::Store(sums, d4, lanes);
+    for (size_t i = 0; i < kKeys; ++i) s[i] = lanes[i];
+  }
 #else
-    s[j] = scale * ReduceSum(d, a0);
-    s[j + 1] = scale * ReduceSum(d, a1);
-    s[j + 2] = scale * ReduceSum(d, a2);
-    s[j + 3] = scale * ReduceSum(d, a3);
+  s[0] = scale * ReduceSum(d, a0);
+  if constexpr (kKeys > 1) s[1] = scale * ReduceSum(d, a1);
+  if constexpr (kKeys > 2) s[2] = scale * ReduceSum(d, a2);
+  if constexpr (kKeys > 3) s[3] = scale * ReduceSum(d, a3);
 #endif
-  }
-  for (; j < count; ++j) {
-    const float* kj = k + j * ldk;
-    V a0 = hn::Zero(d), a1 = hn::Zero(d);
-    size_t c = 0;
-    for (; c + 2 * N <= full; c += 2 * N) {
-      a0 = hn::MulAdd(hn::LoadU(d, q + c), hn::LoadU(d, kj + c), a0);
-      a1 = hn::MulAdd(hn::LoadU(d, q + c + N), hn::LoadU(d, kj + c + N), a1);
-    }
-    if (c < full) a0 = hn::MulAdd(hn::LoadU(d, q + c), hn::LoadU(d, kj + c), a0);
-    if (rest) a1 = hn::MulAdd(LoadTail(d, q + full, rest), LoadTail(d, kj + full, rest), a1);
-    s[j] = scale * ReduceSum(d, hn::Add(a0, a1));
-  }
+}
+
+void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
+            float scale, float* HWY_RESTRICT s) {
+  size_t j = 0;
+  for (; j + 4 <= count; j += 4) ScoreKeys<4>(q, k + j * ldk, ldk, dk, scale, s + j);
+  if (count - j == 3) ScoreKeys<3>(q, k + j * ldk, ldk, dk, scale, s + j);
+  if (count - j == 2) ScoreKeys<2>(q, k + j * ldk, ldk, dk, scale, s + j);
+  if (count - j == 1) ScoreKeys<1>(q, k + j * ldk, ldk, dk, scale, s + j);
 }
 
 // Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts

@@ -99,40 +99,41 @@ struct Kernels {
 
   // N keys at a time (N = lanes), one accumulator each: N independent FMA
   // chains, the query loaded once per N keys, and one haddp turns the N
-  // accumulators into N scores (instead of N horizontal sums).
-  static void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
+  // accumulators into N scores (instead of N horizontal sums). The last
+  // keys (fewer than N) go through the same chains and haddp, only their
+  // accumulators live: a key's score is the same bits wherever it sits in a
+  // call (KernelsF32::scores), so a KV-cache ring, whose keys sit in other
+  // slots than in one forward over the sequence, gets the same logits.
+  template <bool kWholeBlock>
+  static TINYATTN_XSIMD_INLINE void score_keys(const float* q, const float* kb, size_t ldk, size_t keys, size_t dk,
+                                               const B& sc, float* s) {
     const size_t full = dk - dk % N, rest = dk - full;
+    B acc[N];
+    TINYATTN_XSIMD_UNROLL
+    for (size_t i = 0; i < N; ++i) acc[i] = B(0.0f);
+    for (size_t c = 0; c < full; c += N) {
+      const B qv = B::load_unaligned(q + c);
+      TINYATTN_XSIMD_UNROLL
+      for (size_t i = 0; i < N; ++i)
+        if (kWholeBlock || i < keys) acc[i] = xsimd::fma(qv, B::load_unaligned(kb + i * ldk + c), acc[i]);
+    }
+    if (rest) {
+      const B qv = load_tail(q + full, rest, 0.0f);
+      TINYATTN_XSIMD_UNROLL
+      for (size_t i = 0; i < N; ++i)
+        if (kWholeBlock || i < keys) acc[i] = xsimd::fma(qv, load_tail(kb + i * ldk + full, rest, 0.0f), acc[i]);
+    }
+    if (kWholeBlock)
+      (xsimd::haddp(acc) * sc).store_unaligned(s);
+    else
+      store_tail(xsimd::haddp(acc) * sc, s, keys);
+  }
+
+  static void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
     const B sc(scale);
     size_t j = 0;
-    for (; j + N <= count; j += N) {
-      const float* kb = k + j * ldk;
-      B acc[N];
-      TINYATTN_XSIMD_UNROLL
-      for (size_t i = 0; i < N; ++i) acc[i] = B(0.0f);
-      for (size_t c = 0; c < full; c += N) {
-        const B qv = B::load_unaligned(q + c);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, B::load_unaligned(kb + i * ldk + c), acc[i]);
-      }
-      if (rest) {
-        const B qv = load_tail(q + full, rest, 0.0f);
-        TINYATTN_XSIMD_UNROLL
-        for (size_t i = 0; i < N; ++i) acc[i] = xsimd::fma(qv, load_tail(kb + i * ldk + full, rest, 0.0f), acc[i]);
-      }
-      (xsimd::haddp(acc) * sc).store_unaligned(s + j);
-    }
-    for (; j < count; ++j) {
-      const float* kj = k + j * ldk;
-      B a0(0.0f), a1(0.0f);
-      size_t c = 0;
-      for (; c + 2 * N <= full; c += 2 * N) {
-        a0 = xsimd::fma(B::load_unaligned(q + c), B::load_unaligned(kj + c), a0);
-        a1 = xsimd::fma(B::load_unaligned(q + c + N), B::load_unaligned(kj + c + N), a1);
-      }
-      if (c < full) a0 = xsimd::fma(B::load_unaligned(q + c), B::load_unaligned(kj + c), a0);
-      if (rest) a1 = xsimd::fma(load_tail(q + full, rest, 0.0f), load_tail(kj + full, rest, 0.0f), a1);
-      s[j] = scale * xsimd::hadd(a0 + a1);
-    }
+    for (; j + N <= count; j += N) score_keys<true>(q, k + j * ldk, ldk, N, dk, sc, s + j);
+    if (j < count) score_keys<false>(q, k + j * ldk, ldk, count - j, dk, sc, s + j);
   }
 
   // Every lane: the largest lane of m.

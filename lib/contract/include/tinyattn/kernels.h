@@ -29,7 +29,10 @@ struct KernelsF32 {
   // "scalar", ...). Reported so a misconfigured build cannot pass as SIMD.
   const char* (*simd_target)() = nullptr;
 
-  // s[j] = scale * dot(q, k + j*ldk) over dk, for j < count.
+  // s[j] = scale * dot(q, k + j*ldk) over dk, for j < count. Each s[j] is
+  // the same bits whatever j and count are (the same operations for a key
+  // at every position of a call): a KV-cache ring holds its keys at other
+  // positions than one forward over the sequence, and gets the same logits.
   void (*scores)(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale,
                  float* s) = nullptr;
 
