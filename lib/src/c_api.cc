@@ -71,7 +71,22 @@ TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_BOTH, SelftestFormat::kBoth);
 #undef TINYATTN_SAME_VALUE
 static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4 && sizeof(tinyattn_align) == 4 &&
                   sizeof(tinyattn_score_stage) == 4,
-              "the *_MAX_ enumerators fix 32 bits");
+              "the *_MIN_ and *_MAX_ enumerators fix 32 bits");
+// Any int a C caller passes by value is a value of the C++ type (not an
+// out-of-range enum, which C++ leaves undefined): the *_MIN_ enumerators.
+// (__underlying_type: the freestanding subset has no std::underlying_type.)
+template <class E>
+constexpr bool signed_32() {
+  return static_cast<long long>(static_cast<__underlying_type(E)>(-1)) < 0 && sizeof(E) == 4;
+}
+template <class... E>
+constexpr bool all_signed_32() {
+  return (signed_32<E>() && ...);
+}
+static_assert(all_signed_32<tinyattn_status, tinyattn_port, tinyattn_align, tinyattn_causal, tinyattn_scratch,
+                            tinyattn_score_stage, tinyattn_f16_compute, tinyattn_backward_mode,
+                            tinyattn_selftest_format>(),
+              "every C enum holds every int32 value");
 
 // The header's constants and the C++ ones.
 static_assert(TINYATTN_MAX_DIM == kMaxDim, "kMaxDim");

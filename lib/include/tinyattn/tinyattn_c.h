@@ -28,9 +28,11 @@ extern "C" {
 
 /* ---- Status ------------------------------------------------------------ */
 
-/* Each enum ends in a *_MAX_ = 0x7FFFFFFF that is not a value: it makes the
- * enum 32 bits whatever -fshort-enums says, so the C and C++ sides agree on
- * struct layouts (the library rejects out-of-range values with a status). */
+/* Each enum ends in a *_MIN_ = INT32_MIN and a *_MAX_ = 0x7FFFFFFF that are
+ * not values: they make the enum a signed 32 bits whatever -fshort-enums
+ * says, so the C and C++ sides agree on struct layouts, and any int a C
+ * caller stores or passes is a value of the type on the C++ side too (the
+ * library rejects out-of-range ones with a status). */
 
 typedef enum tinyattn_status {
   TINYATTN_OK = 0,
@@ -46,6 +48,7 @@ typedef enum tinyattn_status {
   TINYATTN_BAD_QUANTIZATION,     /* int8 scales, zero points or plan out of range */
   TINYATTN_UNSUPPORTED,          /* a valid request this build cannot serve */
   TINYATTN_CACHE_FULL,           /* a KV cache (C++ KvCache) append past its capacity */
+  TINYATTN_STATUS_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_STATUS_MAX_ = 0x7FFFFFFF
 } tinyattn_status;
 
@@ -64,6 +67,7 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
   TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
   TINYATTN_PORT_DSP,      /* Armv7E-M DSP extension (Cortex-M4, M7, M33) */
+  TINYATTN_PORT_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_PORT_MAX_ = 0x7FFFFFFF
 } tinyattn_port;
 
@@ -103,6 +107,7 @@ typedef enum tinyattn_align {
   TINYATTN_ALIGN_TOP_LEFT = 0,  /* query i at key i (PyTorch is_causal) */
   TINYATTN_ALIGN_BOTTOM_RIGHT, /* query i at key i + M - N (KV-cache decode) */
   TINYATTN_ALIGN_OFFSET,       /* query i at key i + mask.offset */
+  TINYATTN_ALIGN_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_ALIGN_MAX_ = 0x7FFFFFFF
 } tinyattn_align;
 
@@ -111,6 +116,7 @@ typedef enum tinyattn_causal {
   TINYATTN_CAUSAL_TOP_LEFT,
   TINYATTN_CAUSAL_BOTTOM_RIGHT,
   TINYATTN_CAUSAL_OFFSET, /* query i sees keys j <= i + mask.offset */
+  TINYATTN_CAUSAL_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_CAUSAL_MAX_ = 0x7FFFFFFF
 } tinyattn_causal;
 
@@ -176,6 +182,7 @@ typedef enum tinyattn_scratch {
   TINYATTN_SCRATCH_MINIMAL = 0,
   TINYATTN_SCRATCH_TRANSPOSED_KEYS,
   TINYATTN_SCRATCH_DEFAULT = TINYATTN_SCRATCH_TRANSPOSED_KEYS,
+  TINYATTN_SCRATCH_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_SCRATCH_MAX_ = 0x7FFFFFFF
 } tinyattn_scratch;
 
@@ -185,6 +192,7 @@ typedef enum tinyattn_score_stage {
   TINYATTN_SCORES_SCALED = 0, /* scale * Q K^T, every key (masked ones too) */
   TINYATTN_SCORES_SOFTCAPPED, /* after the softcap (SCALED when none is set) */
   TINYATTN_SCORES_MASKED,     /* after the mask: + bias, -inf where it drops a key */
+  TINYATTN_SCORES_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_SCORES_MAX_ = 0x7FFFFFFF
 } tinyattn_score_stage;
 
@@ -219,6 +227,7 @@ tinyattn_status tinyattn_forward(const tinyattn_dims* dims, const tinyattn_forwa
 typedef enum tinyattn_f16_compute {
   TINYATTN_F16_WIDEN_TO_F32 = 0,     /* fp32 products and sums (every build) */
   TINYATTN_F16_NATIVE_F16_PRODUCTS, /* fp16 products where the CPU has them, else UNSUPPORTED */
+  TINYATTN_F16_COMPUTE_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_F16_COMPUTE_MAX_ = 0x7FFFFFFF
 } tinyattn_f16_compute;
 
@@ -314,6 +323,7 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
 typedef enum tinyattn_backward_mode {
   TINYATTN_BACKWARD_SAVED_WEIGHTS = 0, /* A from io->weights */
   TINYATTN_BACKWARD_RECOMPUTE, /* A recomputed from Q, K and io->lse */
+  TINYATTN_BACKWARD_MODE_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_BACKWARD_MODE_MAX_ = 0x7FFFFFFF
 } tinyattn_backward_mode;
 
@@ -359,6 +369,7 @@ typedef enum tinyattn_selftest_format {
   TINYATTN_SELFTEST_UNITY,    /* selftest:<n>:<name>:PASS|FAIL lines and a Unity summary */
   TINYATTN_SELFTEST_TABLE,    /* the properties table */
   TINYATTN_SELFTEST_BOTH,
+  TINYATTN_SELFTEST_FORMAT_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_SELFTEST_FORMAT_MAX_ = 0x7FFFFFFF
 } tinyattn_selftest_format;
 
