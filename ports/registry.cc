@@ -34,6 +34,11 @@ const KernelsF32* kernels_f32(Port port) {
   }
 }
 
+const char* port_simd_target(Port port) {
+  const KernelsF32* kernels = kernels_f32(port);
+  return kernels && kernels->simd_target ? kernels->simd_target() : "none";
+}
+
 const KernelsF32* default_kernels_f32() { return table_f32<Port::TINYATTN_DEFAULT_PORT>(); }
 
 const char* port_name(Port port) {

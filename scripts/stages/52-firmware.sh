@@ -89,6 +89,31 @@ else
   status=1
 fi
 
+# The tree's C++ firmware example (the README's starting point) from the same
+# install alone: it must build and pass on the M7 with only what is installed.
+label="cortex-m7 (mps2-an500), installed: C++ example"
+t=$(ta_now)
+m7_example() {
+  [ -d "$dir/m7/prefix" ] || { echo "no install (stage's M7 row)"; return 1; }
+  { cmake -S "$R/tests/firmware/example" -B "$dir/m7/example" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m7/prefix" \
+      "-DEXAMPLE_SOURCE=$R/ports/targets/cortex_m/example/firmware.cc" &&
+    cmake --build "$dir/m7/example"; } > "$dir/m7/example.log" 2>&1 ||
+    { echo "example build (log: $dir/m7/example.log)"; return 1; }
+  timeout -k 5 120 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$dir/m7/example/example_firmware.elf" \
+    > "$dir/m7/example-run.log" 2>&1 || { echo "exit status $? (log: $dir/m7/example-run.log)"; return 1; }
+  grep -q '^example: PASS$' "$dir/m7/example-run.log" || { echo "no PASS line (log: $dir/m7/example-run.log)"; return 1; }
+}
+if why=$(m7_example); then
+  size=$(arm-none-eabi-size "$dir/m7/example/example_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
+  ta_append_row "$label" "default" - 1 0 0 "$size" "$(ta_seconds "$t")" \
+    "ok: ports/targets/cortex_m/example/firmware.cc from the install alone"
+else
+  ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
+  status=1
+fi
+
 # ---- RISC-V rv32imac: the same C firmware, from an install made with
 # toolchains/riscv32-elf.cmake, with the virt board's memory map
 label="rv32imac (qemu virt), installed"

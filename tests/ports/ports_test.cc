@@ -102,6 +102,20 @@ TA_CASE("ports: each compiled port's tables match its line in the list") {
   }
 }
 
+TA_CASE("ports: port_simd_target names the target each compiled port's kernels run, \"none\" elsewhere") {
+  // The public form of the tables' simd_target (what firmware reports at boot
+  // without the port contract).
+  for (const ListEntry& e : kList) {
+    const tinyattn::KernelsF32* k = tinyattn::kernels_f32(e.port);
+    const char* got = tinyattn::port_simd_target(e.port);
+    TA_CHECK_MSG(got != nullptr && std::strcmp(got, k ? k->simd_target() : "none") == 0, "%s: %s", e.name,
+                 got ? got : "(null)");
+  }
+  TA_CHECK(std::strcmp(tinyattn::port_simd_target(Port::kDefault),
+                       tinyattn::port_simd_target(tinyattn::default_port())) == 0);
+  TA_CHECK(std::strcmp(tinyattn::port_simd_target(static_cast<Port>(tinyattn::kPortCount)), "none") == 0);
+}
+
 TA_CASE("ports: the default port's tables bound at compile time are the registry's for kDefault") {
   // Attention<S> without Options and AttentionI8 reach the tables through
   // these, so that an image links only the default port's kernels.

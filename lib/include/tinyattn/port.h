@@ -37,4 +37,9 @@ const char* port_name(Port port);
 // The port that kDefault resolves to in this build.
 Port default_port();
 
+// The SIMD target the port's kernels run on this CPU ("AVX2", "mve",
+// "scalar", ...; kDefault: the default port's), or "none" when the port is
+// not compiled in or this CPU can run none of its targets. Never null.
+const char* port_simd_target(Port port);
+
 }  // namespace tinyattn

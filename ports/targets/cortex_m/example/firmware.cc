@@ -13,7 +13,6 @@
 #include <cstdint>
 
 #include "board.h"
-#include "tinyattn/kernels.h"  // the port contract: which SIMD target a port runs
 #include "tinyattn/tinyattn.h"
 
 #ifndef TINYATTN_EXAMPLE_SELFTEST
@@ -97,7 +96,7 @@ float abs_value(float x) { return x < 0 ? -x : x; }
 
 // Helium when the build has it (Cortex-M55), else the build's default port.
 tinyattn::Port pick_port() {
-  return tinyattn::kernels_f32(tinyattn::Port::kMve) ? tinyattn::Port::kMve : tinyattn::Port::kDefault;
+  return tinyattn::port_compiled(tinyattn::Port::kMve) ? tinyattn::Port::kMve : tinyattn::Port::kDefault;
 }
 
 bool run_workload(tinyattn::Port port) {
@@ -168,14 +167,14 @@ bool run_workload(tinyattn::Port port) {
 
 int main() {
   const tinyattn::Port port = pick_port();
-  const tinyattn::KernelsF32* kernels = tinyattn::kernels_f32(port);
+  const bool compiled = tinyattn::port_compiled(port);
   write("tinyattn firmware example\n  port: ");
-  write(kernels ? kernels->port : "none");
+  write(compiled ? tinyattn::port_name(port == tinyattn::Port::kDefault ? tinyattn::default_port() : port) : "none");
   write("/");
-  write(kernels ? kernels->simd_target() : "none");
+  write(tinyattn::port_simd_target(port));
   write("\n");
 
-  bool ok = kernels != nullptr;
+  bool ok = compiled;
 #if TINYATTN_EXAMPLE_SELFTEST
   static tinyattn::SelftestReport report;  // static: keeps the stack small
   const tinyattn::Status st =
