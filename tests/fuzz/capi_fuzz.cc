@@ -331,6 +331,35 @@ size_t mask_elems(const tinyattn_mask& m, const Dims& a, size_t stride_heads) {
   return m.head_stride * (stride_heads - 1) + a.n * a.m;
 }
 
+// The keep bytes, keep bits and bias buffers of a call, sized for every head
+// at the chosen stride (filled later by fill_masks).
+MaskBuffers add_mask_buffers(Pool& p, const tinyattn_mask& mask, const Dims& a, size_t stride_heads) {
+  MaskBuffers mb;
+  mb.elems = mask_elems(mask, a, stride_heads);
+  mb.keep = p.add(mb.elems);
+  mb.bits = p.add(mb.elems);
+  mb.bias = p.add(mb.elems * 4);
+  return mb;
+}
+
+enum class Storage { kF32, kF16 };
+
+// n values from fill() (specials when the call has them and the input says
+// so) into buffer b, as floats or rounded to halves.
+void put_tensor(Bytes& in, Pool& p, int b, size_t n, bool specials, uint32_t seed, Storage storage) {
+  std::vector<float> tmp(n, 0.0f);
+  const bool with_specials = specials && in.chance(128);
+  fill(in, tmp.data(), n, with_specials, seed);
+  if (storage == Storage::kF32) {
+    std::memcpy(p.ptr(b), tmp.data(), n * 4);
+    return;
+  }
+  for (size_t x = 0; x < n; ++x) {
+    const uint16_t h = tinyattn_float_to_half(tmp[x]);
+    std::memcpy(p.ptr(b) + 2 * x, &h, 2);
+  }
+}
+
 void fill_masks(Bytes& in, Pool& p, const MaskBuffers& mb, bool specials, uint32_t seed) {
   std::vector<float> tmp(mb.elems);
   fill(in, tmp.data(), tmp.size(), specials, seed + 7);
@@ -384,6 +413,22 @@ bool logits_ordinary(double scale, const Dims& d, const float* q, const float* k
 
 // ---- entry points -------------------------------------------------------------
 
+// What every C call's status must satisfy: a status value; a refusal leaves
+// every byte of the pool as it was; a call the C API must refuse (an enum out
+// of range, a null struct: c_refuses) is refused, and so is a kv_len past M.
+// False: the call was refused, so there is nothing more to compare.
+bool c_status_holds(Pool& p, const std::vector<unsigned char>& before, tinyattn_status s, bool c_refuses,
+                    const tinyattn_mask* mask, size_t m) {
+  require_status(s);
+  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
+  if (c_refuses) {
+    FUZZ_REQUIRE(s != TINYATTN_OK);
+    return false;
+  }
+  if (mask && mask->use_kv_len && mask->kv_len > m) FUZZ_REQUIRE(s != TINYATTN_OK);
+  return true;
+}
+
 void fuzz_forward(Bytes& in) {
   const Shape sh = any_shape(in);
   const Dims& a = sh.alloc;
@@ -402,22 +447,13 @@ void fuzz_forward(Bytes& in) {
   const int bq = p.add(a.q_elems() * 4), bk = p.add(a.k_elems() * 4), bv = p.add(a.v_elems() * 4);
   const int by = p.add(a.y_elems() * 4), bw = p.add(a.weight_elems() * 4), bl = p.add(a.lse_elems() * 4);
   const int bs = p.add(a.weight_elems() * 4), bws = p.add(ws_real);
-  MaskBuffers mb;
-  mb.elems = mask_elems(mask, a, stride_heads);
-  mb.keep = p.add(mb.elems);
-  mb.bits = p.add(mb.elems);
-  mb.bias = p.add(mb.elems * 4);
+  const MaskBuffers mb = add_mask_buffers(p, mask, a, stride_heads);
   p.shuffle(in);
   p.allocate();
 
   const bool specials = fault(in, 48);
   const uint32_t seed = in.u32();
-  std::vector<float> tmp;
-  auto put = [&](int b, size_t n, uint32_t sd) {
-    tmp.assign(n, 0.0f);
-    fill(in, tmp.data(), n, specials && in.chance(128), sd);
-    std::memcpy(p.ptr(b), tmp.data(), n * 4);
-  };
+  auto put = [&](int b, size_t n, uint32_t sd) { put_tensor(in, p, b, n, specials, sd, Storage::kF32); };
   fill_masks(in, p, mb, specials && in.chance(128), seed);
   put(bq, a.q_elems(), seed);
   put(bk, a.k_elems(), seed + 1);
@@ -442,16 +478,10 @@ void fuzz_forward(Bytes& in) {
   std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
   std::memcpy(p2.base(), before.data(), p.bytes());
   const tinyattn_status s = tinyattn_forward(dims_arg, io_arg, ws, ws_bytes, mask_arg, opt_arg);
-  require_status(s);
-  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
   const bool c_refuses = !dims_arg || !io_arg || !mask_enums_in_range(mask_arg) ||
                          (opt_arg && !port_in_range(raw(opt.port))) || stage < 0 ||
                          stage > TINYATTN_SCORES_MASKED;
-  if (c_refuses) {
-    FUZZ_REQUIRE(s != TINYATTN_OK);
-    return;
-  }
-  if (mask_arg && mask.use_kv_len && mask.kv_len > sh.c.m) FUZZ_REQUIRE(s != TINYATTN_OK);
+  if (!c_status_holds(p, before, s, c_refuses, mask_arg, sh.c.m)) return;
   tinyattn::ForwardIo cio{twin(io.q, p, p2), twin(io.k, p, p2), twin(io.v, p, p2),
                           twin(io.y, p, p2), twin(io.weights, p, p2), twin(io.lse, p, p2)};
   cio.scores = twin(io.scores, p, p2);
@@ -517,25 +547,13 @@ void fuzz_forward_f16(Bytes& in) {
   const int bq = p.add(a.q_elems() * 2), bk = p.add(a.k_elems() * 2), bv = p.add(a.v_elems() * 2);
   const int by = p.add(a.y_elems() * 2), bw = p.add(a.weight_elems() * 2), bl = p.add(a.lse_elems() * 4);
   const int bws = p.add(ws_real);
-  MaskBuffers mb;
-  mb.elems = mask_elems(mask, a, stride_heads);
-  mb.keep = p.add(mb.elems);
-  mb.bits = p.add(mb.elems);
-  mb.bias = p.add(mb.elems * 4);
+  const MaskBuffers mb = add_mask_buffers(p, mask, a, stride_heads);
   p.shuffle(in);
   p.allocate();
 
   const bool specials = fault(in, 48);
   const uint32_t seed = in.u32();
-  std::vector<float> tmp;
-  auto put = [&](int b, size_t n, uint32_t sd) {
-    tmp.assign(n, 0.0f);
-    fill(in, tmp.data(), n, specials && in.chance(128), sd);
-    for (size_t x = 0; x < n; ++x) {
-      const uint16_t h = tinyattn_float_to_half(tmp[x]);
-      std::memcpy(p.ptr(b) + 2 * x, &h, 2);
-    }
-  };
+  auto put = [&](int b, size_t n, uint32_t sd) { put_tensor(in, p, b, n, specials, sd, Storage::kF16); };
   fill_masks(in, p, mb, specials && in.chance(128), seed);
   put(bq, a.q_elems(), seed);
   put(bk, a.k_elems(), seed + 1);
@@ -557,16 +575,10 @@ void fuzz_forward_f16(Bytes& in) {
   std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
   std::memcpy(p2.base(), before.data(), p.bytes());
   const tinyattn_status s = tinyattn_forward_f16(dims_arg, io_arg, ws, ws_bytes, mask_arg, opt_arg);
-  require_status(s);
-  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
   const bool c_refuses = !dims_arg || !io_arg || !mask_enums_in_range(mask_arg) ||
                          (opt_arg && (!port_in_range(raw(opt.options.port)) || raw(opt.compute) < 0 ||
                                       raw(opt.compute) > TINYATTN_F16_NATIVE_F16_PRODUCTS));
-  if (c_refuses) {
-    FUZZ_REQUIRE(s != TINYATTN_OK);
-    return;
-  }
-  if (mask_arg && mask.use_kv_len && mask.kv_len > sh.c.m) FUZZ_REQUIRE(s != TINYATTN_OK);
+  if (!c_status_holds(p, before, s, c_refuses, mask_arg, sh.c.m)) return;
   using tinyattn::half;
   auto h = [&](const uint16_t* x) { return reinterpret_cast<const half*>(twin(x, p, p2)); };
   auto hm = [&](uint16_t* x) { return reinterpret_cast<half*>(twin(x, p, p2)); };
@@ -633,6 +645,21 @@ tinyattn_quant_params any_quant(Bytes& in, const QuantValues& qv, size_t heads) 
   return qp;
 }
 
+// An int8 scheme whose every field comes from the input: the quantization
+// values (qv keeps the arrays the scheme points into), per-head entries for
+// Q, K, V and Y, the softmax scale and sometimes a bias.
+void any_scheme(Bytes& in, const Shape& sh, QuantValues* qv, tinyattn_int8_scheme* scheme) {
+  fill_quant(in, qv);
+  std::memset(scheme, 0, sizeof *scheme);
+  scheme->q = any_quant(in, *qv, sh.c.hq);
+  scheme->k = any_quant(in, *qv, sh.c.hkv);
+  scheme->v = any_quant(in, *qv, sh.c.hkv);
+  scheme->y = any_quant(in, *qv, sh.c.hq);
+  scheme->use_softmax_scale = fault(in, 64) ? 1 : 0;
+  scheme->softmax_scale = any_float(in);
+  if (fault(in, 64)) scheme->bias = any_quant(in, *qv, sh.c.hq);
+}
+
 void fuzz_forward_i8(Bytes& in) {
   const Shape sh = any_shape(in);
   const Dims& a = sh.alloc;
@@ -650,11 +677,7 @@ void fuzz_forward_i8(Bytes& in) {
   const int by = p.add(a.y_elems()), bw = p.add(a.weight_elems() * 2), bb = p.add(a.n * a.m);
   const int bws = p.add(ws_real);
   tinyattn_int8_head_plan plans[6];  // Hq + 2 at most; its own array, aligned, as the scales
-  MaskBuffers mb;
-  mb.elems = mask_elems(mask, a, stride_heads);
-  mb.keep = p.add(mb.elems);
-  mb.bits = p.add(mb.elems);
-  mb.bias = p.add(mb.elems * 4);
+  const MaskBuffers mb = add_mask_buffers(p, mask, a, stride_heads);
   p.shuffle(in);
   p.allocate();
   fill_masks(in, p, mb, false, in.u32());
@@ -666,17 +689,8 @@ void fuzz_forward_i8(Bytes& in) {
       p.ptr(filled[f])[e] = static_cast<unsigned char>((seed + e * 2654435761u) >> 13);
   }
   QuantValues qv;
-  fill_quant(in, &qv);
-
   tinyattn_int8_scheme scheme;
-  std::memset(&scheme, 0, sizeof scheme);
-  scheme.q = any_quant(in, qv, sh.c.hq);
-  scheme.k = any_quant(in, qv, sh.c.hkv);
-  scheme.v = any_quant(in, qv, sh.c.hkv);
-  scheme.y = any_quant(in, qv, sh.c.hq);
-  scheme.use_softmax_scale = fault(in, 64) ? 1 : 0;
-  scheme.softmax_scale = any_float(in);
-  if (fault(in, 64)) scheme.bias = any_quant(in, qv, sh.c.hq);
+  any_scheme(in, sh, &qv, &scheme);
   const size_t capacity = fault(in, 24) ? in.range(0, a.hq + 2) : a.hq;
 
   // Plans from plan_int8 when it accepts the scheme, else arbitrary fields.
@@ -701,15 +715,9 @@ void fuzz_forward_i8(Bytes& in) {
   std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
   std::memcpy(p2.base(), before.data(), p.bytes());
   const tinyattn_status s = tinyattn_forward_i8(dims_arg, io_arg, plans_arg, plan_count, ws, ws_bytes, mask_arg, opt_arg);
-  require_status(s);
-  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
   const bool c_refuses = !dims_arg || !io_arg || !mask_enums_in_range(mask_arg) ||
                          (opt_arg && !port_in_range(raw(opt.port)));
-  if (c_refuses) {
-    FUZZ_REQUIRE(s != TINYATTN_OK);
-    return;
-  }
-  if (mask_arg && mask.use_kv_len && mask.kv_len > sh.c.m) FUZZ_REQUIRE(s != TINYATTN_OK);
+  if (!c_status_holds(p, before, s, c_refuses, mask_arg, sh.c.m)) return;
   tinyattn::ForwardIoI8 cio;
   cio.q = twin(io.q, p, p2);
   cio.k = twin(io.k, p, p2);
@@ -731,16 +739,8 @@ void fuzz_plan_int8(Bytes& in) {
   const int bplans = p.add((sh.alloc.hq + 2) * sizeof(tinyattn_int8_head_plan));
   p.allocate();
   QuantValues qv;
-  fill_quant(in, &qv);
   tinyattn_int8_scheme scheme;
-  std::memset(&scheme, 0, sizeof scheme);
-  scheme.q = any_quant(in, qv, sh.c.hq);
-  scheme.k = any_quant(in, qv, sh.c.hkv);
-  scheme.v = any_quant(in, qv, sh.c.hkv);
-  scheme.y = any_quant(in, qv, sh.c.hq);
-  scheme.use_softmax_scale = fault(in, 64) ? 1 : 0;
-  scheme.softmax_scale = any_float(in);
-  if (fault(in, 64)) scheme.bias = any_quant(in, qv, sh.c.hq);
+  any_scheme(in, sh, &qv, &scheme);
   const size_t capacity = fault(in, 24) ? in.range(0, sh.alloc.hq + 2) : sh.alloc.hq;
   auto* plans = reinterpret_cast<tinyattn_int8_head_plan*>(p.ptr(bplans));
   const bool null_dims = fault(in, 4), null_scheme = fault(in, 4), null_plans = fault(in, 4);
@@ -866,21 +866,12 @@ void fuzz_backward(Bytes& in) {
   const int bdy = p.add(a.y_elems() * 4), bw = p.add(a.weight_elems() * 4), bl = p.add(a.lse_elems() * 4);
   const int by = p.add(a.y_elems() * 4), bdq = p.add(a.q_elems() * 4), bdk = p.add(a.k_elems() * 4);
   const int bdv = p.add(a.v_elems() * 4), bds = p.add(a.weight_elems() * 4), bws = p.add(ws_real);
-  MaskBuffers mb;
-  mb.elems = mask_elems(mask, a, stride_heads);
-  mb.keep = p.add(mb.elems);
-  mb.bits = p.add(mb.elems);
-  mb.bias = p.add(mb.elems * 4);
+  const MaskBuffers mb = add_mask_buffers(p, mask, a, stride_heads);
   p.shuffle(in);
   p.allocate();
   const bool specials = fault(in, 32);
   const uint32_t seed = in.u32();
-  std::vector<float> tmp;
-  auto put = [&](int b, size_t n, uint32_t sd) {
-    tmp.assign(n, 0.0f);
-    fill(in, tmp.data(), n, specials && in.chance(128), sd);
-    std::memcpy(p.ptr(b), tmp.data(), n * 4);
-  };
+  auto put = [&](int b, size_t n, uint32_t sd) { put_tensor(in, p, b, n, specials, sd, Storage::kF32); };
   fill_masks(in, p, mb, specials && in.chance(128), seed);
   put(bq, a.q_elems(), seed);
   put(bk, a.k_elems(), seed + 1);
@@ -933,15 +924,9 @@ void fuzz_backward(Bytes& in) {
   std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
   std::memcpy(p2.base(), before.data(), p.bytes());
   const tinyattn_status s = tinyattn_backward(dims_arg, mode, io_arg, ws, ws_bytes, mask_arg, opt_arg);
-  require_status(s);
-  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
   const bool c_refuses = !dims_arg || !io_arg || raw(mode) < 0 || raw(mode) > TINYATTN_BACKWARD_RECOMPUTE ||
                          !mask_enums_in_range(mask_arg) || (opt_arg && !port_in_range(raw(opt.port)));
-  if (c_refuses) {
-    FUZZ_REQUIRE(s != TINYATTN_OK);
-    return;
-  }
-  if (mask_arg && mask.use_kv_len && mask.kv_len > sh.c.m) FUZZ_REQUIRE(s != TINYATTN_OK);
+  if (!c_status_holds(p, before, s, c_refuses, mask_arg, sh.c.m)) return;
   tinyattn::BackwardIo cio;
   cio.q = twin(io.q, p, p2);
   cio.k = twin(io.k, p, p2);
