@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "canary_pool.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/backward.h"
@@ -27,8 +28,7 @@ constexpr size_t kPoolBytes = 12 * 1024;
 // A valid backward call (GQA, causal + bias, every optional input and output),
 // its tensors carved from one canary pool, its weights and lse from forward().
 struct Call {
-  unsigned char* pool;
-  unsigned char* before;
+  CanaryPool pool{kPoolBytes};
   Dims d{3, 5, 4, 2, 4, 2};
   BackwardMode mode = BackwardMode::kSavedWeights;
   BackwardIo io;
@@ -39,17 +39,7 @@ struct Call {
   bool ok;
 
   Call() {
-    pool = alloc<unsigned char>(kPoolBytes);
-    before = alloc<unsigned char>(kPoolBytes);
-    ok = pool && before;
-    if (!ok) return;
-    std::memset(pool, 0xA5, kPoolBytes);
-    size_t used = 0;
-    auto carve = [&](size_t floats) {
-      float* p = reinterpret_cast<float*>(pool + used);
-      used += (floats * sizeof(float) + 63) / 64 * 64 + 64;
-      return p;
-    };
+    auto carve = [&](size_t floats) { return pool.carve<float>(floats); };
     Rng rng(2);
     float* q = carve(d.q_elems());
     float* k = carve(d.k_elems());
@@ -73,33 +63,15 @@ struct Call {
                     carve(d.weight_elems())};
     ws.bytes = tinyattn::backward_workspace_bytes(d, BackwardMode::kRecompute);  // enough for both modes
     ws.data = carve(ws.bytes / sizeof(float) + 1);
-    ok = ok && used <= kPoolBytes;
+    ok = ok && pool.ok();
   }
 
-  Status run() {
-    std::memcpy(before, pool, kPoolBytes);
-    return tinyattn::backward(d, mode, io, ws, mask, opt);
-  }
-  bool untouched() const { return std::memcmp(before, pool, kPoolBytes) == 0; }
+  Status run() { return tinyattn::backward(d, mode, io, ws, mask, opt); }
 };
-
-template <class T>
-T* misalign(T* p) {
-  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + 1);
-}
 
 template <class Edit>
 void expect(Status want, const char* what, Edit edit) {
-  Arena::Scope scope;
-  Call c;
-  TA_CHECK_MSG(c.ok, "%s: fixture failed", what);
-  if (!c.ok) return;
-  edit(c);
-  const Status got = c.run();
-  TA_CHECK_MSG(got == want, "backward %s: got %s, want %s", what, tinyattn::to_string(got), tinyattn::to_string(want));
-  if (want != Status::kOk)
-    TA_CHECK_MSG(c.untouched(), "backward %s: rejected with %s but wrote to its buffers", what,
-                 tinyattn::to_string(got));
+  expect_status<Call>("backward ", want, what, edit);
 }
 
 }  // namespace
@@ -110,8 +82,9 @@ TA_CASE("status backward: the valid call succeeds in both modes and writes") {
   Arena::Scope scope;
   Call c;
   TA_CHECK(c.ok);
+  c.pool.snapshot();
   TA_CHECK(c.run() == Status::kOk);
-  TA_CHECK_MSG(!c.untouched(), "a successful backward left the pool unchanged");
+  TA_CHECK_MSG(!c.pool.untouched(), "a successful backward left the pool unchanged");
 }
 
 TA_CASE("status backward: kUnsupported for a mode value that is not a BackwardMode") {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "canary_pool.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/reference.h"
@@ -24,13 +25,11 @@ using namespace tatest;
 namespace {
 
 constexpr size_t kPoolBytes = 8 * 1024;  // the fixture needs ~3.5 KiB; small enough for boards
-constexpr unsigned char kCanary = 0xA5;
 
 // One valid call (GQA: 4 query heads over 2 KV heads, every optional output
 // and both kinds of element mask present), laid out in a canary pool.
 struct Call {
-  unsigned char* pool;
-  unsigned char* before;
+  CanaryPool pool{kPoolBytes};
   Dims d{3, 5, 4, 2, 4, 2};
   ForwardIo io;
   Workspace ws;
@@ -41,34 +40,25 @@ struct Call {
   bool ok;
 
   Call() {
-    pool = alloc<unsigned char>(kPoolBytes);
-    before = alloc<unsigned char>(kPoolBytes);
-    ok = pool && before;
+    float* q = pool.carve<float>(d.q_elems());
+    float* k = pool.carve<float>(d.k_elems());
+    float* v = pool.carve<float>(d.v_elems());
+    io.y = pool.carve<float>(d.y_elems());
+    io.weights = pool.carve<float>(d.weight_elems());
+    io.lse = pool.carve<float>(d.lse_elems());
+    ws.bytes = tinyattn::forward_workspace_bytes(d);
+    ws.data = pool.carve<unsigned char>(ws.bytes);
+    keep = pool.carve<uint8_t>(d.n * d.m);
+    bias = pool.carve<float>(d.n * d.m);
+    ok = pool.ok();
     if (!ok) return;
-    std::memset(pool, kCanary, kPoolBytes);
-    size_t used = 0;
-    auto carve = [&](size_t bytes) {
-      unsigned char* p = pool + used;
-      used += (bytes + 63) / 64 * 64 + 64;  // a canary gap after every buffer
-      return p;
-    };
     Rng rng(1);
-    float* q = reinterpret_cast<float*>(carve(d.q_elems() * sizeof(float)));
-    float* k = reinterpret_cast<float*>(carve(d.k_elems() * sizeof(float)));
-    float* v = reinterpret_cast<float*>(carve(d.v_elems() * sizeof(float)));
     rng.fill_normal(q, d.q_elems());
     rng.fill_normal(k, d.k_elems());
     rng.fill_normal(v, d.v_elems());
     io.q = q;
     io.k = k;
     io.v = v;
-    io.y = reinterpret_cast<float*>(carve(d.y_elems() * sizeof(float)));
-    io.weights = reinterpret_cast<float*>(carve(d.weight_elems() * sizeof(float)));
-    io.lse = reinterpret_cast<float*>(carve(d.lse_elems() * sizeof(float)));
-    ws.bytes = tinyattn::forward_workspace_bytes(d);
-    ws.data = carve(ws.bytes);
-    keep = carve(d.n * d.m);
-    bias = reinterpret_cast<float*>(carve(d.n * d.m * sizeof(float)));
     for (size_t x = 0; x < d.n * d.m; ++x) {
       keep[x] = static_cast<uint8_t>(x % 4 != 1);
       bias[x] = rng.uniform(-1.0f, 1.0f);
@@ -76,33 +66,15 @@ struct Call {
     mask.causal = tinyattn::Causal::kBottomRight;
     mask.keep = keep;
     mask.bias = bias;
-    ok = used <= kPoolBytes;
   }
 
-  Status run() {
-    std::memcpy(before, pool, kPoolBytes);
-    return tinyattn::forward(d, io, ws, mask, opt);
-  }
-  bool untouched() const { return std::memcmp(before, pool, kPoolBytes) == 0; }
+  Status run() { return tinyattn::forward(d, io, ws, mask, opt); }
 };
-
-template <class T>
-T* misalign(T* p) {
-  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + 1);
-}
 
 // Runs the call as `edit` changed it; requires `want` and, unless kOk, an untouched pool.
 template <class Edit>
 void expect(Status want, const char* what, Edit edit) {
-  Arena::Scope scope;
-  Call c;
-  TA_CHECK_MSG(c.ok, "%s: arena too small", what);
-  if (!c.ok) return;
-  edit(c);
-  const Status got = c.run();
-  TA_CHECK_MSG(got == want, "%s: got %s, want %s", what, tinyattn::to_string(got), tinyattn::to_string(want));
-  if (want != Status::kOk)
-    TA_CHECK_MSG(c.untouched(), "%s: rejected with %s but wrote to its buffers", what, tinyattn::to_string(got));
+  expect_status<Call>("", want, what, edit);
 }
 
 // The same, as the plain call -- Mask{}, no weights or lse, forward()'s
@@ -122,11 +94,12 @@ void expect_plain(Status want, const char* what, Edit edit) {
     c.io.lse = nullptr;
     if (checked) c.opt.scale = tinyattn::effective_scale(c.d, Options{});
     edit(c);
+    c.pool.snapshot();
     const Status got = c.run();
     TA_CHECK_MSG(got == want, "%s, %s call: got %s, want %s", what, checked ? "checked" : "plain",
                  tinyattn::to_string(got), tinyattn::to_string(want));
     if (want != Status::kOk)
-      TA_CHECK_MSG(c.untouched(), "%s, %s call: rejected but wrote to its buffers", what,
+      TA_CHECK_MSG(c.pool.untouched(), "%s, %s call: rejected but wrote to its buffers", what,
                    checked ? "checked" : "plain");
   }
 }
@@ -178,8 +151,9 @@ TA_CASE("status: the valid call succeeds and writes (the canary check can see wr
   Call c;
   TA_CHECK(c.ok);
   if (!c.ok) return;
+  c.pool.snapshot();
   TA_CHECK(c.run() == Status::kOk);
-  TA_CHECK_MSG(!c.untouched(), "a successful call left the pool unchanged");
+  TA_CHECK_MSG(!c.pool.untouched(), "a successful call left the pool unchanged");
   // And matches the reference (the fixture is a meaningful call).
   double* y = alloc<double>(c.d.y_elems());
   tinyattn::ref::forward(c.d, c.io.q, c.io.k, c.io.v, c.mask, tinyattn::effective_scale(c.d, c.opt), y);
