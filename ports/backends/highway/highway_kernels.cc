@@ -264,11 +264,18 @@ HWY_INLINE void ScoreKeys(const float* HWY_RESTRICT q, const float* HWY_RESTRICT
 
 void Scores(const float* HWY_RESTRICT q, const float* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
             float scale, float* HWY_RESTRICT s) {
+#if HWY_TARGET == HWY_SCALAR
+  // One key at a time: with four scalar chains, GCC vectorizes them across
+  // the keys where the core has vectors of its own (Helium on the M55), and
+  // the last one to three keys, left scalar, then round differently.
+  for (size_t j = 0; j < count; ++j) ScoreKeys<1>(q, k + j * ldk, ldk, dk, scale, s + j);
+#else
   size_t j = 0;
   for (; j + 4 <= count; j += 4) ScoreKeys<4>(q, k + j * ldk, ldk, dk, scale, s + j);
   if (count - j == 3) ScoreKeys<3>(q, k + j * ldk, ldk, dk, scale, s + j);
   if (count - j == 2) ScoreKeys<2>(q, k + j * ldk, ldk, dk, scale, s + j);
   if (count - j == 1) ScoreKeys<1>(q, k + j * ldk, ldk, dk, scale, s + j);
+#endif
 }
 
 // Every lane: the largest lane of m. Not MaxOfLanes on EMU128, which starts
