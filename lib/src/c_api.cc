@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "tinyattn/attention.h"
@@ -77,7 +78,7 @@ static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4 && si
 // (__underlying_type: the freestanding subset has no std::underlying_type.)
 template <class E>
 constexpr bool signed_32() {
-  return static_cast<long long>(static_cast<__underlying_type(E)>(-1)) < 0 && sizeof(E) == 4;
+  return std::numeric_limits<__underlying_type(E)>::is_signed && sizeof(E) == 4;
 }
 template <class... E>
 constexpr bool all_signed_32() {
