@@ -249,6 +249,21 @@ void check_form(const char* what, tinyattn::Port port, Status s, const Problem& 
   }
 }
 
+// A problem holding exactly q, k and v (whole tensors), its reference
+// computed at Options::scale = scale (*o gets those options). p.ok is false
+// when the arena is full.
+Problem given_tensors(const Dims& d, const float* q, const float* k, const float* v, float scale,
+                      tinyattn::Options* o) {
+  Problem p = make_problem(d, 1604);
+  o->scale = scale;
+  if (!p.ok) return p;
+  std::memcpy(p.q, q, d.q_elems() * sizeof(float));
+  std::memcpy(p.k, k, d.k_elems() * sizeof(float));
+  std::memcpy(p.v, v, d.v_elems() * sizeof(float));
+  run_reference(p, Mask::none(), *o);
+  return p;
+}
+
 }  // namespace
 
 TA_CASE("overflow regression: a dot product that overflows to -inf is recomputed, not masked, in every call form") {
@@ -259,17 +274,11 @@ TA_CASE("overflow regression: a dot product that overflows to -inf is recomputed
   // took the -inf for a masked key gave Y = 0 and lse = 0. Through forward(),
   // Attention<S> and KvCache::attend, on every port, with and without weights.
   Arena::Scope scope;
-  const Dims d{1, 2, 1, 1};
-  Problem p = make_problem(d, 1604);
-  TA_CHECK(p.ok);
-  if (!p.ok) return;
   const float q = -25.0f, k[2] = {0.0f, FLT_MAX}, v[2] = {0.0f, 1.0f};
   tinyattn::Options o;
-  o.scale = 1e-40f;  // subnormal: any finite scale is accepted
-  p.q[0] = q;
-  std::memcpy(p.k, k, sizeof k);
-  std::memcpy(p.v, v, sizeof v);
-  run_reference(p, Mask::none(), o);
+  Problem p = given_tensors(Dims{1, 2, 1, 1}, &q, k, v, 1e-40f, &o);  // a subnormal scale: any finite one is accepted
+  TA_CHECK(p.ok);
+  if (!p.ok) return;
   // The premise: the reference holds the exact logit, so key 1's weight is
   // e^s / (1 + e^s) with s = q * FLT_MAX * scale in double.
   const double logit = static_cast<double>(q) * static_cast<double>(FLT_MAX) * static_cast<double>(*o.scale);
@@ -320,18 +329,12 @@ TA_CASE("overflow regression: a recomputed logit keeps small products beside a h
   // to 0 in key 0's recomputed logit, which then came out finite: weight 0
   // for key 0 and y = 2.
   Arena::Scope scope;
-  const Dims d{1, 2, 3, 1};
-  Problem p = make_problem(d, 1605);
+  const float q[3] = {2.0f, FLT_MAX, 0.0f}, k[6] = {3.0f, 0.0f, FLT_MAX, 3.0f, 0.0f, 0.0f}, v[2] = {1.0f, 2.0f};
+  tinyattn::Options o;
+  Problem p = given_tensors(Dims{1, 2, 3, 1}, q, k, v, FLT_MAX, &o);
   TA_CHECK(p.ok);
   if (!p.ok) return;
-  const float q[3] = {2.0f, FLT_MAX, 0.0f}, k[6] = {3.0f, 0.0f, FLT_MAX, 3.0f, 0.0f, 0.0f}, v[2] = {1.0f, 2.0f};
-  std::memcpy(p.q, q, sizeof q);
-  std::memcpy(p.k, k, sizeof k);
-  std::memcpy(p.v, v, sizeof v);
-  tinyattn::Options o;
-  o.scale = FLT_MAX;
-  run_reference(p, Mask::none(), o);
-  TA_CHECK_MSG(p.y_ref[0] == 1.5 && p.lse_ref[0] == static_cast<double>(kInf), "reference: y %g lse %g, want 1.5 and inf", p.y_ref[0],
-               p.lse_ref[0]);
+  TA_CHECK_MSG(p.y_ref[0] == 1.5 && p.lse_ref[0] == static_cast<double>(kInf), "reference: y %g lse %g, want 1.5, inf",
+               p.y_ref[0], p.lse_ref[0]);
   check_all(p, Mask::none(), "small products beside FLT_MAX, scale FLT_MAX", Paths::kF32, o);
 }
