@@ -39,14 +39,41 @@ TINYATTN_SAME_VALUE(TINYATTN_UNSUPPORTED, Status::kUnsupported);
 TINYATTN_SAME_VALUE(TINYATTN_CACHE_FULL, Status::kCacheFull);
 static_assert(TINYATTN_STATUS_COUNT == kStatusCount, "a Status was added: mirror it in tinyattn_c.h");
 
-TINYATTN_SAME_VALUE(TINYATTN_PORT_DEFAULT, Port::kDefault);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_SCALAR, Port::kScalar);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_HIGHWAY, Port::kHighway);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_XSIMD, Port::kXsimd);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_MVE, Port::kMve);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_TEMPLATE, Port::kTemplate);
-TINYATTN_SAME_VALUE(TINYATTN_PORT_DSP, Port::kDsp);
-static_assert(TINYATTN_PORT_COUNT == kPortCount, "a Port was added: mirror it in tinyattn_c.h");
+// The C port constants are a list of their own (the C header stays plain C,
+// without port_list.h), held to tinyattn/port_list.h in both directions: a
+// Port without its case here fails -Wswitch and its static_assert below; a C
+// constant without its Port moves TINYATTN_PORT_END_ off TINYATTN_PORT_COUNT,
+// or TINYATTN_PORT_COUNT off kPortCount.
+constexpr int c_port(Port p) {
+  switch (p) {
+    case Port::kDefault:
+      return TINYATTN_PORT_DEFAULT;
+    case Port::kScalar:
+      return TINYATTN_PORT_SCALAR;
+    case Port::kHighway:
+      return TINYATTN_PORT_HIGHWAY;
+    case Port::kXsimd:
+      return TINYATTN_PORT_XSIMD;
+    case Port::kMve:
+      return TINYATTN_PORT_MVE;
+    case Port::kTemplate:
+      return TINYATTN_PORT_TEMPLATE;
+    case Port::kDsp:
+      return TINYATTN_PORT_DSP;
+  }
+  return -1;
+}
+#define TINYATTN_C_PORT_MATCHES(e, name, fused, int8)         \
+  static_assert(c_port(Port::e) == static_cast<int>(Port::e), \
+                "Port::" #e                                   \
+                ": its TINYATTN_PORT_ constant (tinyattn_c.h, c_port() here) is missing or has another value");
+TINYATTN_C_PORT_MATCHES(kDefault, "default", 0, 0)
+TINYATTN_PORT_LIST(TINYATTN_C_PORT_MATCHES)
+#undef TINYATTN_C_PORT_MATCHES
+static_assert(TINYATTN_PORT_END_ == TINYATTN_PORT_COUNT,
+              "TINYATTN_PORT_COUNT is not the number of TINYATTN_PORT_ constants (tinyattn_c.h)");
+static_assert(TINYATTN_PORT_COUNT == kPortCount,
+              "tinyattn_c.h and tinyattn/port_list.h have different ports: mirror the one added or removed");
 
 TINYATTN_SAME_VALUE(TINYATTN_ALIGN_TOP_LEFT, Align::kTopLeft);
 TINYATTN_SAME_VALUE(TINYATTN_ALIGN_BOTTOM_RIGHT, Align::kBottomRight);

@@ -67,11 +67,14 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
   TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
   TINYATTN_PORT_DSP,      /* Armv7E-M DSP extension (Cortex-M4, M7, M33) */
+  /* new ports go above this line */
+  TINYATTN_PORT_END_, /* not a value: one past the last port (= TINYATTN_PORT_COUNT) */
   TINYATTN_PORT_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_PORT_MAX_ = 0x7FFFFFFF
 } tinyattn_port;
 
-/* The order of tinyattn/port_list.h (a port added there is added here). */
+/* The ports of tinyattn/port_list.h in its order (lib/src/c_api.cc does not
+ * compile until the two lists and this count agree). */
 #define TINYATTN_PORT_COUNT 7
 
 /* "scalar", "highway", ... ("default" for TINYATTN_PORT_DEFAULT); never null. */
