@@ -4,6 +4,6 @@
 # library's allocator.
 if(NOT TINYATTN_BAREMETAL)
   tinyattn_add_suite(alloc_free
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free.cc ${CMAKE_CURRENT_LIST_DIR}/counting_allocator.cc
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free.cc ${CMAKE_CURRENT_LIST_DIR}/../support/counting_allocator.cc
     LABELS alloc)
 endif()

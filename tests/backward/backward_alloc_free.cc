@@ -1,22 +1,16 @@
 // Allocation freedom of the backward pass: backward() in both modes,
 // AttentionBackward<> and the softmax row functions never touch the heap, for every
 // port and mask kind. Counts every heap allocation in the process through
-// tests/alloc/counting_allocator.cc (see tests/alloc/alloc_free.cc, which also
-// proves the counter sees each kind of allocation). Hosted targets only.
+// tests/support/alloc_fixture.h. Hosted targets only.
 #include <cstddef>
-#include <cstdint>
-#include <limits>
 
+#include "alloc_fixture.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/tinyattn.h"
 
-// From counting_allocator.cc.
-unsigned long tinyattn_test_allocations();
-
 using tinyattn::BackwardMode;
 using tinyattn::Dims;
-using tinyattn::Mask;
 using tinyattn::Port;
 using tinyattn::Status;
 using namespace tatest;
@@ -36,41 +30,28 @@ tinyattn::Attention<S>::Lse g_lse;
 
 }  // namespace
 
+TA_CASE("backward alloc: the counter sees malloc, calloc, realloc and every operator new") {
+  check_allocation_counter();
+}
+
 TA_CASE("alloc: backward() and the softmax row functions allocate nothing, every port, mode and mask kind") {
   constexpr Dims d = S::dims;
   Arena::Scope scope;
-  uint8_t* keep = alloc<uint8_t>(d.n * d.m);
-  uint8_t* bits = alloc<uint8_t>(d.n * tinyattn::keep_bits_row_bytes(d.m));
-  float* bias = alloc<float>(d.n * d.m);
+  const EveryMask masks(d, 5);
   float* ds = alloc<float>(d.weight_elems());
   const size_t ws_bytes = tinyattn::backward_workspace_bytes(d, BackwardMode::kRecompute);
   unsigned char* ws = alloc<unsigned char>(ws_bytes);
-  TA_CHECK((keep && bits && bias && ds && ws));
-  if (!(keep && bits && bias && ds && ws)) return;
+  TA_CHECK((masks.ok() && ds && ws));
+  if (!(masks.ok() && ds && ws)) return;
   Rng rng(5);
-  for (size_t x = 0; x < d.n * d.m; ++x) {
-    keep[x] = rng.uniform(0.0f, 1.0f) < 0.6f;
-    bias[x] = x % 7 == 0 ? -std::numeric_limits<float>::infinity() : rng.uniform(-1.0f, 1.0f);
-  }
-  for (size_t x = 0; x < d.n * tinyattn::keep_bits_row_bytes(d.m); ++x) bits[x] = static_cast<uint8_t>(rng.next_u64());
   rng.fill_normal(g_q.data(), g_q.size());
   rng.fill_normal(g_k.data(), g_k.size());
   rng.fill_normal(g_v.data(), g_v.size());
   rng.fill_normal(g_dy.data(), g_dy.size());
-  Mask combined = Mask::causal_bottom_right();
-  combined.window = {3, tinyattn::kUnbounded, tinyattn::Align::kBottomRight};
-  combined.kv_len = 11;
-  combined.keep_bits = bits;
-  combined.bias = bias;
-  const Mask masks[] = {Mask::none(),         Mask::causal_top_left(),
-                        Mask::causal_bottom_right(), Mask::sliding_window(2, 2, tinyattn::Align::kTopLeft),
-                        Mask::key_padding(0), Mask::keep_bytes(keep),
-                        Mask::keep_bitmask(bits), Mask::additive(bias),
-                        combined};
   Port ports[tatest::kMaxPorts];
   const size_t np = ports_under_test(ports);
   for (size_t pi = 0; pi < np; ++pi)
-    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; ++mi) {
+    for (size_t mi = 0; mi < masks.size(); ++mi) {
       tinyattn::Options o;
       o.port = ports[pi];
       const char* pn = tinyattn::port_name(ports[pi]);
@@ -90,19 +71,19 @@ TA_CASE("alloc: backward() and the softmax row functions allocate nothing, every
           io.dk = g_dk.data();
           io.dv = g_dv.data();
           io.ds = ds;
-          const unsigned long before = tinyattn_test_allocations();
+          const unsigned long before = heap_allocations();
           const Status s = tinyattn::backward(d, mode, io, {ws, ws_bytes}, masks[mi], o);
-          const unsigned long used = tinyattn_test_allocations() - before;
+          const unsigned long used = heap_allocations() - before;
           TA_CHECK_MSG(s == Status::kOk, "%s mask %zu: %s", pn, mi, tinyattn::to_string(s));
           TA_CHECK_MSG(used == 0, "%s mask %zu mode %d y %d: %lu heap allocations", pn, mi, static_cast<int>(mode),
                        with_y, used);
         }
-      const unsigned long before = tinyattn_test_allocations();
+      const unsigned long before = heap_allocations();
       const Status r = g_recompute(g_q, g_k, g_v, g_dy, g_lse, g_dq, g_dk, g_dv, masks[mi], o);
       const Status a = g_saved(g_q, g_k, g_v, g_dy, g_a, g_dq, g_dk, g_dv, masks[mi], o);
       const Status sm = tinyattn::softmax(g_q.data(), g_dq.data(), d.dk, ports[pi]);
       const Status vjp = tinyattn::softmax_vjp(g_dq.data(), g_q.data(), g_dk.data(), d.dk, ports[pi]);
-      const unsigned long used = tinyattn_test_allocations() - before;
+      const unsigned long used = heap_allocations() - before;
       TA_CHECK_MSG(r == Status::kOk && a == Status::kOk && sm == Status::kOk && vjp == Status::kOk, "%s: %s %s %s %s",
                    pn, tinyattn::to_string(r), tinyattn::to_string(a), tinyattn::to_string(sm), tinyattn::to_string(vjp));
       TA_CHECK_MSG(used == 0, "%s mask %zu: AttentionBackward<> or softmax made %lu heap allocations", pn, mi, used);

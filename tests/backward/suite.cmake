@@ -5,9 +5,9 @@ tinyattn_add_suite(backward_properties
   LABELS property backward)
 
 # Allocation freedom of backward() (hosted only: it replaces the C library's
-# allocator, with tests/alloc's counting allocator).
+# allocator, with tests/support/counting_allocator.cc).
 if(NOT TINYATTN_BAREMETAL)
   tinyattn_add_suite(backward_alloc_free
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/backward_alloc_free.cc ${CMAKE_CURRENT_LIST_DIR}/../alloc/counting_allocator.cc
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/backward_alloc_free.cc ${CMAKE_CURRENT_LIST_DIR}/../support/counting_allocator.cc
     LABELS alloc backward)
 endif()

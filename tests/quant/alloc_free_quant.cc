@@ -1,33 +1,19 @@
 // Allocation freedom of the fp16 and int8 paths: plan_int8, forward_i8,
 // forward_f16, the conversions and the compile-time classes never touch the
-// heap (counted by tests/alloc/counting_allocator.cc, as tests/alloc does).
-#include <cstdlib>
+// heap (counted by tests/support/alloc_fixture.h, as tests/alloc does).
 #include <cstring>
 
+#include "alloc_fixture.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/tinyattn.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TINYATTN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TINYATTN_ASAN 1
-#endif
-#endif
-
-unsigned long tinyattn_test_allocations();
-#if TINYATTN_ASAN
-bool tinyattn_test_hooks_installed();
-#endif
-
 using namespace tinyattn;
 using tatest::alloc;
 using tatest::Arena;
+using tatest::heap_allocations;
 
 namespace {
-
-void* volatile g_sink;
 
 using S = Shape<9, 13, 8, 5, 4, 2>;
 AttentionI8<S> g_i8;
@@ -45,19 +31,8 @@ AttentionF16<S>::Weights g_wh;
 
 }  // namespace
 
-TA_CASE("quant alloc: the counter sees malloc and operator new") {
-#if TINYATTN_ASAN
-  TA_CHECK_MSG(tinyattn_test_hooks_installed(), "ASan refused the malloc hook");
-#endif
-  unsigned long before = tinyattn_test_allocations();
-  g_sink = std::malloc(24);
-  TA_CHECK_MSG(tinyattn_test_allocations() > before, "malloc not counted");
-  std::free(g_sink);
-  before = tinyattn_test_allocations();
-  int* one = new int(3);
-  g_sink = one;
-  TA_CHECK_MSG(tinyattn_test_allocations() > before, "operator new not counted");
-  delete one;
+TA_CASE("quant alloc: the counter sees malloc, calloc, realloc and every operator new") {
+  tatest::check_allocation_counter();
 }
 
 TA_CASE("quant alloc: int8 and fp16 paths allocate nothing") {
@@ -85,7 +60,7 @@ TA_CASE("quant alloc: int8 and fp16 paths allocate nothing") {
   Mask masks[3] = {Mask::none(), Mask::causal_bottom_right(), Mask::keep_bitmask(bits)};
   masks[2].window = {2, 3, Align::kTopLeft};
 
-  const unsigned long before = tinyattn_test_allocations();
+  const unsigned long before = heap_allocations();
   Status s = g_i8.configure(scheme);
   Int8HeadPlan plans[S::kHq];
   s = s == Status::kOk ? plan_int8(d, scheme, plans, S::kHq) : s;
@@ -100,7 +75,7 @@ TA_CASE("quant alloc: int8 and fp16 paths allocate nothing") {
   float widened[8];
   to_float(g_qh.data(), widened, 8);
   to_half(widened, g_yh.data(), 8);
-  const unsigned long after = tinyattn_test_allocations();
+  const unsigned long after = heap_allocations();
   TA_CHECK_MSG(bad == 0, "%zu calls failed", bad);
   TA_CHECK_MSG(after == before, "%lu heap allocations", after - before);
 }

@@ -32,7 +32,7 @@ tinyattn_add_suite(quant_f16_properties
 # No heap in the fp16 and int8 paths (hosted: replaces the C library's allocator).
 if(NOT TINYATTN_BAREMETAL)
   tinyattn_add_suite(quant_alloc_free
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free_quant.cc ${CMAKE_CURRENT_LIST_DIR}/../alloc/counting_allocator.cc
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free_quant.cc ${CMAKE_CURRENT_LIST_DIR}/../support/counting_allocator.cc
     LABELS quant alloc)
 endif()
 

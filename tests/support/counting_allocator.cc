@@ -1,8 +1,8 @@
-// The counting side of tests/alloc: every heap allocation in the process
-// increments one counter (see alloc_free.cc for why and how). Kept in its own
-// translation unit so the compiler never sees a test's malloc/free calls and
-// these definitions together (inlined, a free() of memory from a static buffer
-// is undefined behaviour that Clang exploits).
+// The counting side of alloc_fixture.h: every heap allocation in the process
+// increments one counter (see there for why and how). Kept in its own
+// translation unit, without that header, so the compiler never sees a test's
+// malloc/free calls and these definitions together (inlined, a free() of
+// memory from a static buffer is undefined behaviour that Clang exploits).
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -23,7 +23,11 @@ namespace {
 std::atomic<unsigned long> g_allocations{0};
 }  // namespace
 
-unsigned long tinyattn_test_allocations() { return g_allocations.load(std::memory_order_relaxed); }
+// Declared in alloc_fixture.h.
+namespace tatest {
+unsigned long heap_allocations() { return g_allocations.load(std::memory_order_relaxed); }
+bool allocation_counter_installed();
+}  // namespace tatest
 
 #if TINYATTN_ASAN
 // From the sanitizer runtime (declared here: GCC does not install
@@ -38,7 +42,7 @@ void on_free(const volatile void*) {}
 const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
 }  // namespace
 
-bool tinyattn_test_hooks_installed() { return g_hooks_installed != 0; }
+bool tatest::allocation_counter_installed() { return g_hooks_installed != 0; }
 
 #else  // counting allocator
 
@@ -68,6 +72,8 @@ size_t block_size(void* p) {
   return n;
 }
 }  // namespace
+
+bool tatest::allocation_counter_installed() { return true; }
 
 extern "C" {
 void* malloc(size_t n) noexcept { return bump(n, 16); }
