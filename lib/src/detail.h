@@ -165,33 +165,19 @@ inline bool plain_call(const Mask& m, const Options& o) {
 // checked that a set one is > 0).
 inline float softcap_of(const Options& o) { return o.softcap ? *o.softcap : 0.0f; }
 
-// The forward pass after validation, on an explicit kernel table: forward()
-// calls it with the port's table, the self-test with the table under test.
-// kKeyTiles = false leaves the key-tiled path (forward_uses_tiles) out of the
-// image: for an Attention<S> whose M fits one tile, which never takes it.
+// A validated fp32 call's route (plan.h), planned and run, on an explicit
+// kernel table: run_plan (forward_core.h) calls it where no fixed-extent
+// kernel ran the call, the self-test with the table under test. softcap:
+// Options::softcap, 0 for none. kKeyTiles = false leaves the key-tiled
+// routes out of the image: for an Attention<S> whose M fits one tile, which
+// never takes them.
 template <bool kKeyTiles = true>
-void forward_validated(const KernelsF32& kernels, const Dims& d, const ForwardIo& io, Workspace ws,
-                       const Mask& mask, float scale, float softcap);
-extern template void forward_validated<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
-                                             const Mask&, float, float);
-extern template void forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
-                                              const Mask&, float, float);
-
-// The validated forward through the port's fixed-extent fused kernel
-// (KernelsF32::attend_fixed, entry `extent` = fixed_extent(Dk, Dv)), block by
-// block, where the call allows it: every row sees the same keys (no causal,
-// window or element mask), no weights output, no softcap, M within one key
-// tile. False where it does not, or where the kernel declined a block (a
-// logit or output not finite): the caller then runs forward_validated, which
-// writes every output again.
-bool forward_fixed_extent(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
-                          const Mask& mask, const Options& o);
-// Its blocks, for a call already known to allow them but for what the port
-// and the workspace decide (the fixed kernel built, M within one key tile, no
-// transposed keys): every row sees keys [r.lo, r.hi), r not empty. The same
-// result and the same false as forward_fixed_extent.
-bool attend_fixed_blocks(const KernelsF32& kernels, int extent, const Dims& d, const ForwardIo& io, Workspace ws,
-                         KeyRange r, float scale);
+void run_route(const KernelsF32& kernels, const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+               float scale, float softcap);
+extern template void run_route<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                     float, float);
+extern template void run_route<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                      float, float);
 
 // forward_i8() after validation, on an explicit int8 kernel table: forward_i8()
 // calls it with the port's table, the int8 self-test with the table under test.

@@ -1,6 +1,8 @@
-// The fp32 forward: validation, then the dispatch of each head's rows to
-// the row core (row_core.h) or to the port's block primitives
-// (forward_blocks.cc). The arithmetic itself is the port's (KernelsF32).
+// The fp32 forward: validation, then the call's plan (plan.h) run: the
+// fixed-extent kernel (forward_core.h), or the route's loop over heads and
+// blocks of rows here, into the row core (row_core.h) or the port's block
+// primitives (forward_blocks.cc). The arithmetic itself is the port's
+// (KernelsF32).
 #include "forward_core.h"
 #include "tinyattn/attention.h"
 
@@ -48,36 +50,19 @@ TINYATTN_NOINLINE Status validate_forward(const Dims& d, const ForwardIo& io, Wo
                                   (!with_weights && !io.scores) || fits_address_space(uint64_t{d.hq} * d.n * d.m));
 }
 
-// The keys any query row can see: the union of the rows' structured ranges.
-KeyRange keys_seen(const detail::Ranges& range, const Dims& d) {
-  if (range.same_for_every_row()) return range(0);
-  KeyRange all{d.m, 0};
-  for (size_t i = 0; i < d.n; ++i) {
-    const KeyRange r = range(i);
-    if (r.empty()) continue;
-    if (r.lo < all.lo) all.lo = r.lo;
-    if (r.hi > all.hi) all.hi = r.hi;
-  }
-  return all;
-}
-
 // Rows [i0, i0 + count) of head h as a block: their key span, and whether a
 // row among them sees no key. Clears the weights outside each row's range.
 Block make_block(const Problem& p, size_t h, size_t i0, size_t count, bool* any_empty) {
   const Dims& d = p.d;
-  KeyRange u{d.m, 0};
-  *any_empty = false;
-  for (size_t i = i0; i < i0 + count; ++i) {
-    const KeyRange r = p.range(i);
-    if (p.io.weights) {  // keys outside the range never get weight
+  if (p.io.weights) {  // keys outside a row's range never get weight
+    for (size_t i = i0; i < i0 + count; ++i) {
+      const KeyRange r = p.range(i);
       float* w = p.io.weights + (h * d.n + i) * d.m;
       detail::fill(w, r.lo, 0.0f);
       detail::fill(w + r.hi, d.m - r.hi, 0.0f);
     }
-    *any_empty |= r.empty();
-    if (r.lo < u.lo) u.lo = r.lo;
-    if (r.hi > u.hi) u.hi = r.hi;
   }
+  const KeyRange u = p.range.span(i0, i0 + count, any_empty);
   const size_t kv_head = h / d.group();
   return Block{h, i0, count, u, p.io.k + (kv_head * d.m + u.lo) * d.dk, p.io.v + (kv_head * d.m + u.lo) * d.dv};
 }
@@ -163,42 +148,23 @@ Status forward(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mas
     return Status::kOk;
   }
   if (Status s = validate_forward(d, io, ws, mask, o, &kp); s != Status::kOk) return s;
-  const int extent = detail::fixed_extent(d.dk, d.dv);
-  if (!(detail::kFusedBlocksBuilt && detail::forward_fixed_extent(*kp, extent, d, io, ws, mask, o)))
-    detail::forward_validated(*kp, d, io, ws, mask, effective_scale(d, o), detail::softcap_of(o));
+  detail::run_checked<true>(*kp, d, io, ws, mask, o, detail::fixed_extent(d.dk, d.dv));
   if (io.scores) write_scores(*kp, d, io, mask, effective_scale(d, o), detail::softcap_of(o));
   return Status::kOk;
 }
 
-// A frame of its own: inlined into forward(), its block arguments sat under
-// forward_validated's frames (the board stack bound, docs/hardening.md).
-TINYATTN_NOINLINE bool detail::forward_fixed_extent(const KernelsF32& kern, int extent, const Dims& d,
-                                                    const ForwardIo& io, Workspace ws, const Mask& mask,
-                                                    const Options& o) {
-  if (!detail::kFusedBlocksBuilt || io.weights != nullptr) return false;
-  if (detail::plain_call(mask, o))
-    return detail::attend_fixed_blocks(kern, extent, d, io, ws, KeyRange{0, d.m}, effective_scale(d, o));
-  if (o.softcap || mask.causal != Causal::kNone || mask.window.active() || detail::has_element_masks(mask))
-    return false;
-  const KeyRange r = key_range(mask, 0, d.n, d.m);  // every row's (key padding at most)
-  if (r.empty()) return false;
-  return detail::attend_fixed_blocks(kern, extent, d, io, ws, r, effective_scale(d, o));
-}
-
-TINYATTN_NOINLINE bool detail::attend_fixed_blocks(const KernelsF32& kern, int extent, const Dims& d,
-                                                   const ForwardIo& io, Workspace ws, KeyRange r, float scale) {
-  return detail::fixed_blocks(kern, extent, d, io, ws, r, scale);
-}
-
 template <bool kKeyTiles>
-void detail::forward_validated(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
-                               const Mask& mask, float scale, float softcap) {
-  const bool tiled = kKeyTiles && forward_uses_tiles(d, io.weights != nullptr);
+void detail::run_route(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+                       float scale, float softcap) {
+  const RouteTraits c = route_traits(mask, softcap != 0.0f, io.weights != nullptr);
+  ForwardPlan plan;
+  plan_route<kKeyTiles>(kern, d, c, ws.bytes, plan);
+  const bool tiled = plan.route == Route::kTiledBlocks || plan.route == Route::kTiledRows;
   const size_t rows = forward_block_rows(d);
   float* s = detail::workspace_floats(ws);
-  Problem p{{d, kern, mask, scale, detail::has_element_masks(mask), softcap}, io, detail::Ranges(mask, d)};
+  Problem p{{d, kern, mask, scale, c.element_masks, softcap}, io, detail::Ranges(mask, d)};
   // The transposed keys follow the score rows (forward_workspace_bytes).
-  if (transposes_keys(kern, d, io.weights != nullptr, ws.bytes)) {
+  if (plan.transposed_keys) {
     p.kt = s + (score_rows_written(d, io.weights != nullptr) - kWorkspaceAlign) / sizeof(float);
     p.ldkt = forward_transposed_keys_stride(d);
   }
@@ -214,15 +180,14 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   float* part = tiled ? acc + rows * lda : nullptr;
   const size_t group = rows * lda / 2 / kBlockRows * kBlockRows;  // rows per tiled group
 
-  // Blocks need the port's block primitives, and a V without inf or NaN in
-  // the keys any row sees (KernelsF32::weighted_sum_block); checked once per
-  // KV head, when a block first needs it. The fused block (attend_block)
-  // checks its own outputs instead and declines when one is not finite; it
-  // has no softcap (its logits never leave the port), so capped calls skip it.
-  const bool blocks = kern.scores_block != nullptr && kern.weighted_sum_block != nullptr && rows > 1;
-  const bool fused = detail::kFusedBlocksBuilt && kern.attend_block != nullptr && !tiled && !p.element_masks &&
-                     io.weights == nullptr && softcap == 0.0f;
-  const KeyRange seen = blocks ? keys_seen(p.range, d) : KeyRange{};
+  // Blocks need a V without inf or NaN in the keys any row sees
+  // (KernelsF32::weighted_sum_block); checked once per KV head, when a block
+  // first needs it. The fused block (attend_block) checks its own outputs
+  // instead and declines when one is not finite.
+  const bool fused = kFusedBlocksBuilt && plan.route == Route::kFusedBlocks;
+  const bool blocks = plan.route == Route::kBlocks || plan.route == Route::kTiledBlocks ||
+                      (fused && plan.fallback == Route::kBlocks);
+  const KeyRange seen = blocks ? p.range.span(0, d.n) : KeyRange{};
   size_t checked_head = d.hkv;    // none yet
   size_t kt_head = checked_head;  // the KV head in p.kt (plain path): none yet
   bool v_finite = false;
@@ -260,9 +225,9 @@ void detail::forward_validated(const KernelsF32& kern, const Dims& d, const Forw
   }
 }
 
-template void detail::forward_validated<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
-                                              const Mask&, float, float);
-template void detail::forward_validated<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace,
-                                               const Mask&, float, float);
+template void detail::run_route<true>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                      float, float);
+template void detail::run_route<false>(const KernelsF32&, const Dims&, const ForwardIo&, Workspace, const Mask&,
+                                       float, float);
 
 }  // namespace tinyattn

@@ -113,18 +113,6 @@ void tiled_block_tile(const Problem& p, const Block& b, size_t off, size_t n, fl
     if (adds & (1u << r)) p.kern.axpy(1.0f, part + r * lda, y + r * dv, dv);
 }
 
-// The union of the key ranges of query rows [i0, i1).
-KeyRange rows_span(const Problem& p, size_t i0, size_t i1) {
-  KeyRange u{p.d.m, 0};
-  for (size_t i = i0; i < i1; ++i) {
-    const KeyRange r = p.range(i);
-    if (r.empty()) continue;
-    if (r.lo < u.lo) u.lo = r.lo;
-    if (r.hi > u.hi) u.hi = r.hi;
-  }
-  return u;
-}
-
 }  // namespace
 
 void transpose_keys(const Problem& p, size_t kv_head, size_t lo, size_t hi) {
@@ -196,26 +184,27 @@ TINYATTN_NOINLINE bool fused_block(const Problem& p, const Block& b, float* s, s
   }
   const size_t idx = b.h * p.d.n + b.i0;
   float max[kBlockRows], sum[kBlockRows];
-  AttendBlock a{p.io.q + idx * p.d.dk,
-                p.d.dk,
-                b.count,
-                b.k,
-                p.d.dk,
-                b.v,
-                p.d.dv,
-                b.u.size(),
-                p.d.dk,
-                p.d.dv,
-                p.scale,
-                all_keys ? nullptr : own,
-                s,
-                lds,
-                p.io.y + idx * p.d.dv,
-                p.d.dv,
-                max,
-                sum,
-                transposed_for(p, b, 0, b.u.size()),
-                p.ldkt};
+  AttendBlock a;  // NOLINT(cppcoreguidelines-pro-type-member-init): every field is set below
+  a.q = p.io.q + idx * p.d.dk;
+  a.ldq = p.d.dk;
+  a.rows = b.count;
+  a.k = b.k;
+  a.ldk = p.d.dk;
+  a.v = b.v;
+  a.ldv = p.d.dv;
+  a.count = b.u.size();
+  a.dk = p.d.dk;
+  a.dv = p.d.dv;
+  a.scale = p.scale;
+  a.own = all_keys ? nullptr : own;
+  a.s = s;
+  a.lds = lds;
+  a.y = p.io.y + idx * p.d.dv;
+  a.ldy = p.d.dv;
+  a.max = max;
+  a.sum = sum;
+  a.kt = transposed_for(p, b, 0, b.u.size());
+  a.ldkt = p.ldkt;
   if (!p.kern.attend_block(a)) return false;
   if (p.io.lse)
     for (size_t r = 0; r < b.count; ++r) p.io.lse[idx + r] = log_sum_exp(max[r], sum[r]);
@@ -234,13 +223,13 @@ TINYATTN_NOINLINE void tiled_group(const Problem& p, size_t h, size_t g0, size_t
     l[i - g0] = 0.0f;
     fill(p.io.y + (h * p.d.n + i) * p.d.dv, p.d.dv, 0.0f);
   }
-  const KeyRange all = rows_span(p, g0, g1);
+  const KeyRange all = p.range.span(g0, g1);
   for (size_t t_lo = all.lo; t_lo < all.hi; t_lo += kKeyTile) {
     const size_t t_hi = all.hi - t_lo < kKeyTile ? all.hi : t_lo + kKeyTile;
     if (kTransposedKeysUsed && p.kt) transpose_keys(p, kv_head, t_lo, t_hi);
     for (size_t i0 = g0; i0 < g1; i0 += kBlockRows) {
       const size_t count = g1 - i0 < kBlockRows ? g1 - i0 : kBlockRows;
-      const KeyRange u = rows_span(p, i0, i0 + count);
+      const KeyRange u = p.range.span(i0, i0 + count);
       const size_t lo = u.lo > t_lo ? u.lo : t_lo, hi = u.hi < t_hi ? u.hi : t_hi;
       if (lo >= hi) continue;  // no row of this block sees a key of this tile
       const Block b{

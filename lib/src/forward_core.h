@@ -3,24 +3,11 @@
 // source of rows for the shared row core (row_core.h).
 #pragma once
 
+#include "plan.h"
 #include "row_core.h"
-
-// Whether any port compiled into this build has the optional fused block
-// (KernelsF32::attend_block) and transposed-key scores: where none has
-// (the boards' scalar and Helium builds) their driver code is left out of the
-// image (the Cortex-M4F code size goal, docs/performance.md). The build
-// defines it from the port list; a build without one has neither.
-#ifndef TINYATTN_BUILT_FUSED_BLOCKS
-#define TINYATTN_BUILT_FUSED_BLOCKS 0
-#endif
 
 namespace tinyattn {
 namespace detail {
-
-inline constexpr bool kFusedBlocksBuilt = TINYATTN_BUILT_FUSED_BLOCKS != 0;
-// Transposed keys: also not for M-profile cores, where their bookkeeping
-// would cost the board stack bound (docs/hardening.md).
-inline constexpr bool kTransposedKeysUsed = kFusedBlocksBuilt && kTransposedKeysBuilt;
 
 using Row = RowOf<float>;
 
@@ -36,6 +23,25 @@ class Ranges {
         first_(key_range(mask, 0, d.n, d.m)) {}
   KeyRange operator()(size_t i) const { return same_ ? first_ : key_range(mask_, i, n_, m_); }
   bool same_for_every_row() const { return same_; }
+  // The union of the key ranges of rows [i0, i1) that see a key (empty
+  // when none does); *any_empty: whether one of them sees none.
+  KeyRange span(size_t i0, size_t i1, bool* any_empty = nullptr) const {
+    if (same_) {
+      if (any_empty) *any_empty = first_.empty();
+      return first_;
+    }
+    KeyRange u{m_, 0};
+    bool empty = false;
+    for (size_t i = i0; i < i1; ++i) {
+      const KeyRange r = key_range(mask_, i, n_, m_);
+      empty |= r.empty();
+      if (r.empty()) continue;
+      if (r.lo < u.lo) u.lo = r.lo;
+      if (r.hi > u.hi) u.hi = r.hi;
+    }
+    if (any_empty) *any_empty = empty;
+    return u;
+  }
 
  private:
   const Mask& mask_;
@@ -98,59 +104,29 @@ struct Block {
   size_t kt_lo = 0;          // the key in column 0 of Problem::kt (when used)
 };
 
-// Whether forward() keeps a tile of the keys transposed (Scratch::kTransposedKeys):
-// the dims allow it, the port can use it, and the caller gave room for it.
-inline bool transposes_keys(const KernelsF32& kern, const Dims& d, bool with_weights, size_t ws_bytes) {
-  return kTransposedKeysUsed && forward_transposes_keys(d, with_weights) && kern.scores_block_transposed != nullptr &&
-         kern.scores_block != nullptr && kern.weighted_sum_block != nullptr &&
-         ws_bytes >= forward_workspace_bytes(d, with_weights, Scratch::kTransposedKeys);
-}
-
 // Each row's log-sum-exp from a block's max and sum: out of the block loop,
 // whose registers the four inlined logs took (most calls write no lse).
 inline TINYATTN_NOINLINE void write_block_lse(const float* max, const float* sum, size_t rows, float* lse) {
   for (size_t row = 0; row < rows; ++row) lse[row] = log_sum_exp(max[row], sum[row]);
 }
 
-// The plain calls' fast paths: the block loop inlined where the pointers
-// then reach the blocks in registers (the small shapes' blocks are bound by
-// a chain of latencies that starts at their first loads), and forward()'s
-// quick check of its usual call. Not on microcontrollers (M-profile Arm,
-// bare-metal RISC-V), where frames and flash count before nanoseconds: the
-// loop keeps a frame of its own (the board stack bound, docs/hardening.md)
-// and the quick check, 480 bytes at -Os on the Cortex-M7, is left out.
-#if defined(__GNUC__) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M') && \
-    !(defined(__riscv) && !defined(__linux__))
-#define TINYATTN_BLOCK_LOOP inline __attribute__((always_inline))
-inline constexpr bool kFastPlainPaths = true;
-#else
-#define TINYATTN_BLOCK_LOOP inline TINYATTN_NOINLINE
-inline constexpr bool kFastPlainPaths = false;
-#endif
-// Rows per attend_fixed call at most: several blocks where the port takes
-// them (KernelsF32::fixed_multi_block_keys) on the builds with the fast plain
-// paths; one block on microcontrollers, whose stack holds the max and sum.
-inline constexpr size_t kFixedCallRows = kFastPlainPaths ? kFixedRowsAtOnce : kBlockRows;
-static_assert(kFixedCallRows % kBlockRows == 0, "whole blocks per call");
-TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const Dims& d, const ForwardIo& io,
-                                      Workspace ws, KeyRange r, float scale) {
-  if (!kFusedBlocksBuilt || extent < 0 || kern.attend_fixed == nullptr) return false;
-  bool (*const attend)(const AttendBlock&) = kern.attend_fixed[extent];
-  // A workspace with the transposed keys: the generic blocks' broadcast
-  // products beat the fixed kernels' dot products from N = 32 (14-15% at
-  // (128,128,64,64) and (256,256,64,64) on AVX-512).
-  if (attend == nullptr || d.m > kKeyTile || transposes_keys(kern, d, false, ws.bytes)) return false;
-  // Rows per call: several blocks where the port asks for them, whole blocks, then the short rest.
-  const size_t step =
-      kFixedCallRows > kBlockRows && r.size() <= kern.fixed_multi_block_keys ? kFixedCallRows : kBlockRows;
-  float max[kFixedCallRows], sum[kFixedCallRows];
+// The fixed-extent route (plan.h): the plan's kernel `attend` on every row
+// of every head, `step` rows a call, every row seeing the `count` keys from
+// key `lo`; false as soon as a call declines (a logit or output not finite),
+// and the call must run its route from the start. The plan's fields come as
+// scalars: in registers, where a microcontroller gives this loop a frame of
+// its own.
+TINYATTN_BLOCK_LOOP bool run_fixed_extent(bool (*attend)(const AttendBlock&), size_t step, size_t lo, size_t count,
+                                          const Dims& d, const ForwardIo& io, Workspace ws, float scale) {
+  if (!kFusedBlocksBuilt) return false;
+  float max[kFixedExtentCallRows], sum[kFixedExtentCallRows];
   // Field by field (a list with zeros is a memset first, AttendBlock): q, k,
   // v, y and rows change per block; the scores go to the plain path's rows
   // (forward_workspace_bytes).
   AttendBlock a;  // NOLINT(cppcoreguidelines-pro-type-member-init): every field is set below or per block
   a.ldq = a.ldk = a.dk = d.dk;
   a.ldv = a.ldy = a.dv = d.dv;
-  a.count = r.size();
+  a.count = count;
   a.scale = scale;
   a.s = workspace_floats(ws);
   a.lds = align_up(d.m, kWorkspaceAlign / sizeof(float));
@@ -167,8 +143,8 @@ TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const 
   // (no division).
   size_t h = 0;
   for (size_t kv_head = 0; kv_head < d.hkv; ++kv_head) {
-    a.k = io.k + (kv_head * d.m + r.lo) * d.dk;
-    a.v = io.v + (kv_head * d.m + r.lo) * d.dv;
+    a.k = io.k + (kv_head * d.m + lo) * d.dk;
+    a.v = io.v + (kv_head * d.m + lo) * d.dv;
     for (const size_t heads_end = (kv_head + 1) * d.hq; h * d.hkv < heads_end; ++h) {
       for (size_t i0 = 0, rows = 0; i0 < d.n; i0 += rows) {
         const size_t left = d.n - i0;
@@ -189,21 +165,41 @@ TINYATTN_BLOCK_LOOP bool fixed_blocks(const KernelsF32& kern, int extent, const 
   return true;
 }
 
+// A validated call's plan, run: the fixed-extent kernel where the plan has
+// one (and it runs every block), else the plan's route (run_route, which
+// plans it: a call the fixed-extent kernel took whole never needs it).
+// extent: fixed_extent(Dk, Dv), a constant where the shape is.
+template <bool kKeyTiles>
+TINYATTN_ALWAYS_INLINE void run_plan(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+                     const CallTraits& c, float scale, float softcap, int extent) {
+  const FixedExtentPlan f = plan_fixed_extent(kern, d, c, ws.bytes, extent);
+  if (!(f.kernel && run_fixed_extent(f.kernel, f.rows, c.keys.lo, c.keys.size(), d, io, ws, scale)))
+    run_route<kKeyTiles>(kern, d, io, ws, mask, scale, softcap);
+}
+
+// A call with a mask or options, its plan run: forward()'s and
+// Attention<S>'s checked calls.
+template <bool kKeyTiles>
+TINYATTN_CHECKED_CALL void run_checked(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
+                                       const Mask& mask, const Options& o, int extent) {
+  run_plan<kKeyTiles>(kern, d, io, ws, mask, call_traits(d, mask, o, io.weights != nullptr), effective_scale(d, o),
+                      softcap_of(o), extent);
+}
+
 // A constant Mask{}: a temporary argument is written on every call, the
 // fallback taken or not (7-8 ns of 138 at (8,8,16,16) on AVX-512).
 inline constexpr Mask kNoMask{};
 
 // A validated call in which every row sees every key and Y is the one
-// output (no mask that drops keys, weights, lse, scores or softcap): the
-// port's fixed-extent blocks where it has them, else, or where a block
-// declines, the validated forward. forward()'s and Attention<S>'s plain calls.
+// output (no mask that drops keys, weights, lse, scores or softcap):
+// forward()'s and Attention<S>'s plain calls.
 template <bool kKeyTiles>
 TINYATTN_BLOCK_LOOP void run_plain(const KernelsF32& kern, const Dims& d, const ForwardIo& io, Workspace ws,
                                    float scale, int extent) {
-  if (!(kFusedBlocksBuilt && fixed_blocks(kern, extent, d, io, ws, KeyRange{0, d.m}, scale)))
-    forward_validated<kKeyTiles>(kern, d, io, ws, kNoMask, scale, 0.0f);
+  run_plan<kKeyTiles>(kern, d, io, ws, kNoMask, plain_call_traits(d), scale, 0.0f, extent);
 }
 #undef TINYATTN_BLOCK_LOOP
+#undef TINYATTN_CHECKED_CALL
 
 // The block algorithms (forward_blocks.cc). Each has a frame of its own, so
 // the stack costs the deepest of them, not their sum.

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 
+#include "build_switches.h"
 #include "detail.h"
 #include "float_math.h"
 #include "tinyattn/exp.h"
@@ -311,13 +312,6 @@ inline void finish_softmax_row(const KernelsF32& kern, float* s, size_t n, const
   else
     fill(s, n, e.end == RowEnd::kNoKey ? 0.0f : e.max);
 }
-// No M-profile port has softmax_short_rows: their builds leave the branch,
-// and its arrays, out of softmax_rows' frame (the board stack bound).
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-inline constexpr bool kShortRowsUsed = false;
-#else
-inline constexpr bool kShortRowsUsed = true;
-#endif
 // A group of rows through the port's softmax_short_rows, where it takes
 // them: false leaves them to the three primitives. One row alone measured
 // faster through those (softmax() at 16 floats: 1.49 against 1.69 ns per

@@ -349,7 +349,7 @@ bool run_forward(const Context& cx, const Dims& d, const Mask& mask, const Forwa
     if (softcap != 0.0f) o.softcap = softcap;
     return forward(d, io, ws, mask, o) == Status::kOk;
   }
-  detail::forward_validated(cx.kern, d, io, ws, mask, effective_scale(d, Options{}), softcap);
+  detail::run_route(cx.kern, d, io, ws, mask, effective_scale(d, Options{}), softcap);
   return true;
 }
 

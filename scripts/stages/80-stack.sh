@@ -42,6 +42,7 @@ for board in cortex-m4 cortex-m55 cortex-m33 cortex-m7 cortex-m0; do
   sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R/ports/registry_i8.cc" "$R"/ports/backends/scalar/*.cc)
   defs=()
   built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
+  fused=0        # TINYATTN_BUILT_FUSED_BLOCKS: whether a built port's fused column in tinyattn/port_list.h is 1
   # The SIMD ports a board build compiles: Highway (static dispatch) on all
   # but the Armv6-M build (its preset leaves Highway out), Helium on the M55.
   # (the kernel files only: the boards use static dispatch, so no dispatch
@@ -49,12 +50,12 @@ for board in cortex-m4 cortex-m55 cortex-m33 cortex-m7 cortex-m0; do
   if [ "$board" != cortex-m0 ] && [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
     sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
     built=$built,kHighway
-    # Highway's fused column in tinyattn/port_list.h is 1
-    defs+=(-DTINYATTN_BUILT_FUSED_BLOCKS=1)
+    fused=1
   fi
   if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
     sources+=("$R/ports/backends/mve/mve.cc" "$R/ports/backends/mve/mve_i8.cc")
     built=$built,kMve
+    fused=1
   fi
   # The DSP port: every one of these cores but Armv6-M has the DSP extension
   # (the M4's, M7's and M33's default port).
@@ -62,7 +63,7 @@ for board in cortex-m4 cortex-m55 cortex-m33 cortex-m7 cortex-m0; do
     sources+=("$R/ports/backends/dsp/dsp.cc" "$R/ports/backends/dsp/dsp_i8.cc")
     built=$built,kDsp
   fi
-  defs+=(-DTINYATTN_PORTS_BUILT=$built)
+  defs+=(-DTINYATTN_PORTS_BUILT=$built -DTINYATTN_BUILT_FUSED_BLOCKS=$fused)
   rc=0
   for src in "${sources[@]}"; do
     obj=$out/$(echo "${src#"$R"/}" | tr / _).o

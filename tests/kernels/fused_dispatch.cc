@@ -1,7 +1,7 @@
 // Which optional primitives forward() uses for which blocks: the fused block
 // (KernelsF32::attend_block) and the transposed-keys scores
 // (scores_block_transposed). White box, through the driver's entry point on
-// an explicit table (lib/src/detail.h): the port's own table with those two
+// an explicit table (lib/src/plan.h): the port's own table with those two
 // wrapped to count their calls. Both paths are switched by the build and the
 // workspace, so a build or driver change that loses one fails here instead of
 // silently running the slower composed path.
@@ -11,6 +11,7 @@
 
 #include "detail.h"
 #include "forward_core.h"
+#include "plan.h"
 #include "support.h"
 #include "tatest.h"
 
@@ -73,7 +74,7 @@ Calls calls(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
   if (!ws) return {~size_t{0}, ~size_t{0}};
   const tinyattn::ForwardIo io{p.q, p.k, p.v, p.y, with_weights ? p.weights : nullptr, p.lse};
   const float scale = 1.0f / std::sqrt(static_cast<float>(p.d.dk));
-  tinyattn::detail::forward_validated(counted, p.d, io, {ws, bytes}, mask, scale, 0.0f);
+  tinyattn::detail::run_route(counted, p.d, io, {ws, bytes}, mask, scale, 0.0f);
   return {g_attend_calls, g_transposed_calls};
 }
 
@@ -85,7 +86,7 @@ size_t blocks_of(const tinyattn::Dims& d) {
 // blocks per call where the port takes them (KernelsF32::fixed_multi_block_keys),
 // then a block per call, the last one short.
 size_t fixed_calls_of(const tinyattn::Dims& d, const tinyattn::KernelsF32& k, size_t keys) {
-  const size_t step = keys <= k.fixed_multi_block_keys ? tinyattn::detail::kFixedCallRows : tinyattn::kBlockRows;
+  const size_t step = keys <= k.fixed_multi_block_keys ? tinyattn::detail::kFixedExtentCallRows : tinyattn::kBlockRows;
   size_t calls = 0;
   for (size_t i = 0; i < d.n; ++calls) {
     const size_t left = d.n - i;
@@ -179,8 +180,9 @@ namespace {
 
 bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 
-// forward_fixed_extent on the port's table with its attend_fixed entries
-// counted: whether it took the call, and how many blocks it gave the entry.
+// The fixed-extent part of the call's plan, run on the port's table with its
+// attend_fixed entries counted: whether it took the call, and how many
+// blocks it gave the entry.
 struct Whole {
   bool taken;
   size_t calls;
@@ -197,8 +199,12 @@ Whole whole(const tinyattn::KernelsF32& table, Problem& p, const tinyattn::Mask&
   const tinyattn::Workspace ws{p.workspace, tinyattn::forward_workspace_bytes(p.d, true, scratch)};
   tinyattn::Options o;
   if (softcap != 0.0f) o.softcap = softcap;
-  const bool taken = tinyattn::detail::forward_fixed_extent(
-      counted, tinyattn::detail::fixed_extent(p.d.dk, p.d.dv), p.d, io, ws, mask, o);
+  namespace td = tinyattn::detail;
+  const td::ForwardPlan plan = td::plan_forward(counted, p.d, td::call_traits(p.d, mask, o, with_weights), ws.bytes,
+                                                td::fixed_extent(p.d.dk, p.d.dv));
+  const bool taken = plan.fixed_kernel != nullptr &&
+                     td::run_fixed_extent(plan.fixed_kernel, plan.fixed_rows, plan.keys.lo, plan.keys.size(), p.d, io, ws,
+                                          tinyattn::effective_scale(p.d, o));
   return {taken, g_fixed_calls};
 }
 
@@ -261,8 +267,8 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go to atte
         TA_CHECK(tinyattn::forward(d, {b.q, b.k, b.v, y_fixed, nullptr, lse_fixed}, ws, {}, o) == tinyattn::Status::kOk);
         KernelsF32 generic = k;
         generic.attend_fixed = nullptr;
-        tinyattn::detail::forward_validated(generic, d, {b.q, b.k, b.v, b.y, nullptr, b.lse}, ws, {},
-                                            1.0f / std::sqrt(static_cast<float>(d.dk)), 0.0f);
+        tinyattn::detail::run_route(generic, d, {b.q, b.k, b.v, b.y, nullptr, b.lse}, ws, {},
+                                    1.0f / std::sqrt(static_cast<float>(d.dk)), 0.0f);
         TA_CHECK_MSG(same_bits(y_fixed, b.y, d.y_elems()) && same_bits(lse_fixed, b.lse, d.lse_elems()),
                      "%s (%zu,%zu,%zu,%zu) non-finite case %d: forward() differs from the block driver",
                      tinyattn::port_name(port), d.n, d.m, d.dk, d.dv, what);

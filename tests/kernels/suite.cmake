@@ -28,3 +28,10 @@ tinyattn_add_suite(fused_dispatch
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fused_dispatch.cc
   LABELS kernels)
 target_include_directories(fused_dispatch PRIVATE ${PROJECT_SOURCE_DIR}/lib/src)
+
+# The call plan (lib/src/plan.h) as a table: shape, mask, outputs and
+# workspace -> route, for every port and every kind of table, white box.
+tinyattn_add_suite(plan_table
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/plan_table.cc
+  LABELS kernels)
+target_include_directories(plan_table PRIVATE ${PROJECT_SOURCE_DIR}/lib/src)

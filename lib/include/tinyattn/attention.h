@@ -20,6 +20,8 @@
 #include "tinyattn/port.h"
 #include "tinyattn/shape.h"
 #include "tinyattn/status.h"
+#include "tinyattn/tiling.h"
+#include "tinyattn/detail/attention_entry.h"  // Attention<S>'s calls into the library
 
 namespace tinyattn {
 
@@ -38,23 +40,6 @@ struct Workspace {
   void* data = nullptr;
   size_t bytes = 0;
 };
-
-// Alignment the library gives its scratch arrays (it aligns inside the
-// workspace itself, so callers may pass any pointer; the slack is included).
-inline constexpr size_t kWorkspaceAlign = 64;
-
-constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
-// Keys are processed in tiles of this many when the weights are not requested
-// and M is larger (online softmax, FlashAttention style): the workspace then
-// stays O(kKeyTile + Dv) however long the key sequence. With M <= kKeyTile, or
-// when the weights are requested, each row's scores are kept whole (one pass
-// over the keys, no rescaling) -- measured faster for short rows.
-inline constexpr size_t kKeyTile = 256;
-
-// Query rows forward() carries through the softmax together: the ports' block
-// primitives take this many at once, and the workspace holds this many rows.
-inline constexpr size_t kBlockRows = 4;
 
 // Which algorithm forward() uses for these dims ("plain" or "tiled").
 constexpr bool forward_uses_tiles(const Dims& d, bool with_weights) {
@@ -76,20 +61,6 @@ enum class Scratch : unsigned char {
   // another order).
   kTransposedKeys,
 };
-
-// forward() transposes keys only for N >= this many query rows: the
-// transposition moves each key element once, against N multiply-adds (at N =
-// 16 and 32 it measured no faster, at 64 to 256 about 10%).
-inline constexpr size_t kTransposedKeysMinRows = 32;
-
-// Whether builds for this target have the transposed keys at all: not on
-// M-profile cores (Cortex-M), where the SIMD port is Helium, the ports with
-// scores_block_transposed run emulated vectors, and RAM and stack are scarce.
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-inline constexpr bool kTransposedKeysBuilt = false;
-#else
-inline constexpr bool kTransposedKeysBuilt = true;
-#endif
 
 // The workspace forward_workspace_bytes() and Attention<S> size by default:
 // the fast one. Where the transposed keys are not built (M-profile) or
@@ -179,82 +150,6 @@ Status forward(const Dims& dims, const ForwardIo& io, Workspace ws, const Mask& 
 // Defined in the library, so this header needs no <cmath>.
 float effective_scale(const Dims& d, const Options& o);
 
-namespace detail {
-// sqrt(a) in double for a >= 1, at compile time: Newton's steps from above,
-// which decrease until they reach the root's last bits.
-constexpr double sqrt_from_above(double a) {
-  double x = a;
-  for (int step = 0; step < 64; ++step) {
-    const double next = 0.5 * (x + a / x);
-    if (!(next < x)) break;
-    x = next;
-  }
-  return x;
-}
-// effective_scale's default, 1/sqrt(Dk), as a constant expression: the
-// root rounded to float, then 1.0f / it, the library's two roundings.
-// tests/api/api.cc holds it to effective_scale() for every Dk on every
-// target; Attention<S>'s plain call passes it, so its shape costs no sqrt.
-constexpr float default_scale_of(size_t dk) {
-  return 1.0f / static_cast<float>(sqrt_from_above(static_cast<double>(dk)));
-}
-
-// Extents the SIMD ports have fused kernels specialised for (fixed trip
-// counts, unrolled tiles; KernelsF32::attend_fixed): Dk and Dv each one of
-// 8, 16, 32, 64. The index of (Dk, Dv) in the ports' tables, or -1. The
-// SIMD ports compile Dk = Dv of these; other pairs' entries are attend_block.
-inline constexpr size_t kFixedExtentWidths = 4;
-inline constexpr size_t kFixedExtents = kFixedExtentWidths * kFixedExtentWidths;
-constexpr int fixed_width_index(size_t w) { return w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : w == 64 ? 3 : -1; }
-constexpr int fixed_extent(size_t dk, size_t dv) {
-  return fixed_width_index(dk) < 0 || fixed_width_index(dv) < 0
-             ? -1
-             : fixed_width_index(dk) * static_cast<int>(kFixedExtentWidths) + fixed_width_index(dv);
-}
-
-// Attention<S>'s forward on its std::arrays: forward() without what S and
-// the object settle at compile time (the dims, the arrays' sizes and
-// alignment, the workspace, which no caller pointer reaches). It checks what
-// a call can change -- the mask, the scale, the port, the mask's arrays
-// against the outputs -- returns `arrays`, the fault the caller found in its
-// arrays (kOk if none), where forward() would, and runs the validated
-// forward. kKeyTiles: whether the key-tiled path is linked in (false when
-// S's rows fit one tile), so an image holds only the code its shapes run.
-// extent: fixed_extent(S's Dk, Dv), chosen at compile time: which of the
-// port's fixed-extent kernels runs the call's blocks (-1: none fits).
-template <bool kKeyTiles>
-Status forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
-                     Status arrays, int extent);
-extern template Status forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                           Status, int);
-extern template Status forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
-                                            Status, int);
-// forward_fixed() with default Options on the build's default port, bound at
-// compile time (default_kernels_f32): an image whose Attention<S> calls
-// pass no Options links no other port's kernels.
-template <bool kKeyTiles>
-Status forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, Status arrays,
-                                  int extent);
-extern template Status forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, Status,
-                                                        int);
-extern template Status forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
-                                                         Status, int);
-// The plain call, attn(q, k, v, y): no mask, weights, lse or Options, on the
-// default port. The tensors come as pointers, in registers: at the small
-// shapes a block is bound by its chain of latencies, and every pointer a
-// layer stores and the next reloads delays the first block's loads (this
-// entry took the call from 138.5 to 130 ns at (8,8,16,16) on AVX-512;
-// docs/performance.md).
-// scale: detail::default_scale_of(d.dk), computed at compile time.
-template <bool kKeyTiles>
-Status forward_plain_default_port(const Dims& d, const float* q, const float* k, const float* v, float* y,
-                                  float scale, Workspace ws, Status arrays, int extent);
-extern template Status forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
-                                                        float, Workspace, Status, int);
-extern template Status forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
-                                                         float*, float, Workspace, Status, int);
-}  // namespace detail
-
 // Compile-time shape, owning its workspace.
 //
 //   static tinyattn::Attention<tinyattn::Shape<16, 16, 32, 32>> attn;  // RAM: sizeof(attn)
@@ -281,7 +176,7 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights,
                     const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
-    return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
+    return detail::forward_compile_time<kKeyTiles>(dims, io, workspace(), mask, options,
                                             arrays_fault(q, k, v, y, weights, nullptr), kExtent);
   }
   // Without Options: the default port, bound at compile time, so the image
@@ -293,7 +188,7 @@ class Attention {
   }
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
-    return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
+    return detail::forward_compile_time_default_port<kKeyTiles>(dims, io, workspace(), mask,
                                                          arrays_fault(q, k, v, y, weights, nullptr), kExtent);
   }
 
@@ -302,13 +197,13 @@ class Attention {
   Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask, Weights* weights,
                     const Options& options) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
-    return detail::forward_fixed<kKeyTiles>(dims, io, workspace(), mask, options,
+    return detail::forward_compile_time<kKeyTiles>(dims, io, workspace(), mask, options,
                                             arrays_fault(q, k, v, y, weights, &lse), kExtent);
   }
   Status operator()(const Q& q, const K& k, const V& v, Y& y, Lse& lse, const Mask& mask = {},
                     Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, lse.data()};
-    return detail::forward_fixed_default_port<kKeyTiles>(dims, io, workspace(), mask,
+    return detail::forward_compile_time_default_port<kKeyTiles>(dims, io, workspace(), mask,
                                                          arrays_fault(q, k, v, y, weights, &lse), kExtent);
   }
 

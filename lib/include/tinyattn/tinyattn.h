@@ -17,3 +17,4 @@
 #include "tinyattn/shape.h"
 #include "tinyattn/softmax.h"
 #include "tinyattn/status.h"
+#include "tinyattn/tiling.h"

@@ -15,8 +15,8 @@
 
 #include <cstddef>
 
-#include "tinyattn/attention.h"  // kBlockRows: query rows the block primitives below take at once
 #include "tinyattn/port.h"
+#include "tinyattn/tiling.h"  // kBlockRows, the fixed extents
 
 namespace tinyattn {
 
@@ -95,7 +95,7 @@ struct KernelsF32 {
                                   size_t dk, float scale, float* s, size_t lds) = nullptr;
 
   // Optional (nullptr, or a null entry: attend_block): attend_block compiled
-  // for fixed extents, entry detail::fixed_extent(dk, dv) (tinyattn/attention.h)
+  // for fixed extents, entry detail::fixed_extent(dk, dv) (tinyattn/tiling.h)
   // for blocks of that Dk and Dv, with attend_block's semantics and declines
   // (its sums may run in another order: results within the same bounds;
   // tests/kernels/kernel_contract.cc holds each entry to both).

@@ -1,6 +1,6 @@
-// Attention<S>'s forward on its std::arrays (attention.h): the checks a call
-// can still fail once the shape and the arrays are types, then the
-// validated forward.
+// Attention<S>'s forward on its std::arrays (attention.h), the compile-time
+// entry: the checks a call can still fail once the shape and the arrays are
+// types, then the call's plan (plan.h).
 #include "forward_core.h"
 #include "tinyattn/attention.h"
 
@@ -13,7 +13,7 @@ using detail::Tensor;
 // A frame of its own, as forward()'s checks: the extent tables are not on
 // the stack while the blocks run (the board stack bound, docs/hardening.md).
 // `table`: the port's table (kernels_f32(o.port) or the default port's).
-TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+TINYATTN_NOINLINE Status check_compile_time_call(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
                                      const Options& o, Status arrays, const KernelsF32* table,
                                      const KernelsF32** kern) {
   using namespace detail;
@@ -33,20 +33,18 @@ TINYATTN_NOINLINE Status check_fixed(const Dims& d, const ForwardIo& io, Workspa
 
 namespace {
 
-// The checks on `table`, then the blocks: through the port's fixed-extent
-// kernels where the call allows them (without a port that has fused kernels,
-// the boards, that branch is gone at compile time), else the validated forward.
+// The checks on `table`, then the plan: the plain call's where it is one.
 template <bool kKeyTiles>
-Status run_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o, Status arrays,
+Status run_compile_time(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o, Status arrays,
                  const KernelsF32* table, int extent) {
   using namespace detail;
   const KernelsF32* kern = table;
   const bool plain = plain_call(mask, o);
   if (!plain) {
-    if (Status s = check_fixed(d, io, ws, mask, o, arrays, table, &kern); s != Status::kOk) return s;
+    if (Status s = check_compile_time_call(d, io, ws, mask, o, arrays, table, &kern); s != Status::kOk) return s;
   } else {
     // The usual call: nothing to check but the port, then the arrays
-    // (check_fixed's order, without its frame), and every row sees every key.
+    // (check_compile_time_call's order, without its frame), and every row sees every key.
     if (table == nullptr) return Status::kPortUnavailable;
     if (arrays != Status::kOk) return arrays;
   }
@@ -54,23 +52,22 @@ Status run_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& m
     run_plain<kKeyTiles>(*kern, d, io, ws, effective_scale(d, o), extent);
     return Status::kOk;
   }
-  if (!(kFusedBlocksBuilt && forward_fixed_extent(*kern, extent, d, io, ws, mask, o)))
-    forward_validated<kKeyTiles>(*kern, d, io, ws, mask, effective_scale(d, o), softcap_of(o));
+  run_checked<kKeyTiles>(*kern, d, io, ws, mask, o, extent);
   return Status::kOk;
 }
 
 }  // namespace
 
 template <bool kKeyTiles>
-Status detail::forward_fixed(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
+Status detail::forward_compile_time(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask, const Options& o,
                              Status arrays, int extent) {
-  return run_fixed<kKeyTiles>(d, io, ws, mask, o, arrays, kernels_f32(o.port), extent);
+  return run_compile_time<kKeyTiles>(d, io, ws, mask, o, arrays, kernels_f32(o.port), extent);
 }
 
 template <bool kKeyTiles>
-Status detail::forward_fixed_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
+Status detail::forward_compile_time_default_port(const Dims& d, const ForwardIo& io, Workspace ws, const Mask& mask,
                                           Status arrays, int extent) {
-  return run_fixed<kKeyTiles>(d, io, ws, mask, Options{}, arrays, default_kernels_f32(), extent);
+  return run_compile_time<kKeyTiles>(d, io, ws, mask, Options{}, arrays, default_kernels_f32(), extent);
 }
 
 template <bool kKeyTiles>
@@ -78,19 +75,19 @@ Status detail::forward_plain_default_port(const Dims& d, const float* q, const f
                                           float scale, Workspace ws, Status arrays, int extent) {
   using namespace detail;
   const KernelsF32* kern = default_kernels_f32();
-  if (kern == nullptr) return Status::kPortUnavailable;  // check_fixed's order
+  if (kern == nullptr) return Status::kPortUnavailable;  // check_compile_time_call's order
   if (arrays != Status::kOk) return arrays;
   run_plain<kKeyTiles>(*kern, d, ForwardIo{q, k, v, y, nullptr, nullptr}, ws, scale, extent);
   return Status::kOk;
 }
 
-template Status detail::forward_fixed<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
+template Status detail::forward_compile_time<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                             Status, int);
-template Status detail::forward_fixed<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
+template Status detail::forward_compile_time<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                              Status, int);
-template Status detail::forward_fixed_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&,
+template Status detail::forward_compile_time_default_port<true>(const Dims&, const ForwardIo&, Workspace, const Mask&,
                                                          Status, int);
-template Status detail::forward_fixed_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
+template Status detail::forward_compile_time_default_port<false>(const Dims&, const ForwardIo&, Workspace, const Mask&,
                                                           Status, int);
 template Status detail::forward_plain_default_port<true>(const Dims&, const float*, const float*, const float*, float*,
                                                          float, Workspace, Status, int);
