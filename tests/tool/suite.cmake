@@ -34,6 +34,28 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
                    -I${PROJECT_SOURCE_DIR}/lib/include -x c++
                    ${CMAKE_CURRENT_BINARY_DIR}/plan_offline/plan_offline_cpp.h)
   set_tests_properties(tool_plan_offline tool_plan_offline_cpp PROPERTIES LABELS "tool;quant")
+  # `tinyattn explain` names each route of the call plan's table
+  # (tests/kernels/plan_table.cc) for a shape that takes it.
+  get_property(_ports_built GLOBAL PROPERTY TINYATTN_PORTS_BUILT)
+  set(_explain_cases
+      "fused_blocks|--dims 16,16,26|fused-blocks|highway"
+      "fixed_extent|--dims 8,8,16|fixed-extent|highway"
+      "blocks|--dims 16,16,32 --weights|blocks|scalar"
+      "tiled_blocks|--dims 8,600,32|tiled-blocks|scalar"
+      "rows|--dims 1,64,16 --weights|rows|scalar"
+      "tiled_rows|--dims 1,300,64|tiled-rows|scalar")
+  foreach(_case IN LISTS _explain_cases)
+    string(REPLACE "|" ";" _case "${_case}")
+    list(GET _case 0 _name)
+    list(GET _case 1 _args)
+    list(GET _case 2 _route)
+    list(GET _case 3 _port)
+    if(_port IN_LIST _ports_built)
+      separate_arguments(_args UNIX_COMMAND "${_args}")
+      add_test(NAME tool_explain_${_name} COMMAND tinyattn_tool explain ${_args} --port ${_port})
+      set_tests_properties(tool_explain_${_name} PROPERTIES LABELS "tool" PASS_REGULAR_EXPRESSION "route: ${_route}\n")
+    endif()
+  endforeach()
   add_test(NAME tool_selftest COMMAND tinyattn_tool selftest --format both)
   set_tests_properties(tool_selftest PROPERTIES LABELS "tool;selftest"
                        PASS_REGULAR_EXPRESSION "[0-9]+ Tests 0 Failures 0 Ignored"

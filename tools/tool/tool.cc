@@ -4,6 +4,7 @@
 //                [--past-k pk.npy --past-v pv.npy] [--present-k k.npy --present-v v.npy]
 //                [--dtype f32|f16|i8 [--qparams SPEC]]
 //   tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
+//   tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [mask options] [--weights] [--port P]
 //   tinyattn selftest [--port P] [--format unity|table|both]
 //   tinyattn demo [--svg path] [--color|--no-color]
 // Every error is one line on the error stream and a non-zero exit status;
@@ -35,15 +36,24 @@
 #include "tinyattn/selftest.h"
 #include "tinyattn/tinyattn.h"
 #include "tool/npy.h"
+#include "tool/args.h"
 #include "tool/output_files.h"
 
 namespace {
 
 using tinyattn_tool::Array;
+using tinyattn_tool::fail;
+using tinyattn_tool::Io;
+using tinyattn_tool::kExitFail;
+using tinyattn_tool::kExitUsage;
+using tinyattn_tool::parse_long;
+using tinyattn_tool::parse_port;
+using tinyattn_tool::split;
+using tinyattn_tool::take_value;
+using tinyattn_tool::usage_error;
+using tinyattn_tool::ValueOption;
 using tinyattn_tool::DType;
 
-constexpr int kExitFail = 1;   // the computation or a check failed, or bad data
-constexpr int kExitUsage = 2;  // bad command line
 
 // Largest output (Y or weights) the tool will allocate.
 constexpr size_t kMaxOutputBytes = size_t{1} << 30;
@@ -60,6 +70,9 @@ const char kUsage[] =
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
     "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
     "  tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]\n"
+    "  tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [--causal top-left|bottom-right] [--window L,R]\n"
+    "               [--kv-len L] [--element-mask keep|bias] [--softcap C] [--weights] [--workspace minimal|default]\n"
+    "               [--port P]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
     "Tensors are .npy files: Q [[B,]Hq,]N,Dk  K [[B,]Hkv,]M,Dk  V [[B,]Hkv,]M,Dv (4-D: ONNX Attention's\n"
@@ -76,90 +89,15 @@ const char kUsage[] =
     "allowed, ONNX's nonpad_kv_seqlen), else 0.\n"
     "--scores writes the float32 logits [[B,]Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32).\n"
     "plan prints the int8 plan of --qparams (same syntax) as a C (or C++) initializer, one head plan per\n"
-    "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n";
+    "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n"
+    "explain prints the route and kernel an fp32 forward() of that shape and mask takes on the port in\n"
+    "this build, and why no faster one applies (docs/core.md).\n";
 #undef TINYATTN_TOOL_PORT_NAME
-
-// Where a command writes: its normal output and its one-line errors.
-struct Io {
-  std::FILE* out;
-  std::FILE* err;
-};
-
-int fail(const Io& io, const std::string& msg, int code = kExitFail) {
-  std::fprintf(io.err, "tinyattn: error: %s\n", msg.c_str());
-  return code;
-}
-
-int usage_error(const Io& io, const std::string& msg) {
-  std::fprintf(io.err, "tinyattn: error: %s\n(run 'tinyattn --help' for usage)\n", msg.c_str());
-  return kExitUsage;
-}
 
 // The selftest's transcript goes through a plain function pointer, so the
 // stream it writes to is set for the one call that uses it.
 std::FILE* g_selftest_out = nullptr;
 void write_selftest(const char* text) { std::fputs(text, g_selftest_out); }
-
-bool parse_port(const std::string& s, tinyattn::Port* p) {
-  if (s == tinyattn::port_name(tinyattn::Port::kDefault)) {
-    *p = tinyattn::Port::kDefault;
-    return true;
-  }
-  for (tinyattn::Port port : tinyattn::kAllPorts)
-    if (s == tinyattn::port_name(port)) {
-      *p = port;
-      return true;
-    }
-  return false;
-}
-
-bool parse_long(const std::string& s, long long lo, long long hi, long long* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return out;
-}
-
-// An option that takes a value, where the value goes, and whether it came.
-struct ValueOption {
-  const char* flag;
-  std::string* dst;
-  bool seen = false;
-};
-
-// If argv[*i] is one of `opts`, takes its value (argv[*i + 1]) and returns 0.
-// A missing or empty value and a repeated option are usage errors: an empty
-// string is what an unset shell variable gives ("--causal $ALIGN"), and
-// taking it as "absent" would silently drop the option. Returns -1 when
-// argv[*i] is none of `opts`.
-int take_value(const Io& io, ValueOption* opts, size_t count, int argc, char** argv, int* i) {
-  const std::string a = argv[*i];
-  for (size_t o = 0; o < count; ++o) {
-    if (a != opts[o].flag) continue;
-    if (*i + 1 >= argc) return usage_error(io, a + " needs a value");
-    if (argv[*i + 1][0] == '\0') return usage_error(io, a + " has an empty value");
-    if (opts[o].seen) return usage_error(io, a + " is given twice");
-    opts[o].seen = true;
-    *opts[o].dst = argv[++*i];
-    return 0;
-  }
-  return -1;
-}
 
 // ---------------------------------------------------------------- run
 
@@ -980,7 +918,8 @@ int tool_main(int argc, char** argv, std::FILE* out, std::FILE* err) {
   if (cmd == "plan") return cmd_plan(io, argc - 2, argv + 2);
   if (cmd == "selftest") return cmd_selftest(io, argc - 2, argv + 2);
   if (cmd == "demo") return cmd_demo(io, argc - 2, argv + 2);
-  return usage_error(io, "unknown command '" + cmd + "' (run, plan, selftest, demo)");
+  if (cmd == "explain") return cmd_explain(io, argc - 2, argv + 2);
+  return usage_error(io, "unknown command '" + cmd + "' (run, plan, explain, selftest, demo)");
 }
 
 }  // namespace tinyattn_tool
