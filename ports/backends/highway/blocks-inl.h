@@ -1,0 +1,400 @@
+// The four-row register tiles (KernelsF32::scores_block, weighted_sum_block,
+// scores_block_transposed) and the generic fused block (attend_block,
+// AttendBlockKernel), on every target but SCALAR (one lane: a register tile
+// gains nothing over the row kernels). Included once per target by
+// highway_kernels.cc.
+
+// Per-target include guard: foreach_target.h includes highway_kernels.cc,
+// and with it this file, once per target (HWY_TARGET_TOGGLE flips each time).
+#if defined(TINYATTN_HIGHWAY_BLOCKS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TINYATTN_HIGHWAY_BLOCKS_INL_H_
+#undef TINYATTN_HIGHWAY_BLOCKS_INL_H_
+#else
+#define TINYATTN_HIGHWAY_BLOCKS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <limits>
+
+#include "rows-inl.h"
+#include "tinyattn/kernels.h"
+#include "x86-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tinyattn {
+namespace highway {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// One query row's vector qv against the tile's key vectors: its kKeys
+// accumulators. The three-key tile keeps qv in a register (InRegister).
+template <int kKeys>
+HWY_INLINE void RowFma(V qv, V ka, V kb, V kc, V& a, V& b, V& e) {
+  if (kKeys == 3) qv = InRegister(qv);
+  a = hn::MulAdd(qv, ka, a);
+  if (kKeys >= 2) b = hn::MulAdd(qv, kb, b);
+  if (kKeys == 3) e = hn::MulAdd(qv, kc, e);
+}
+
+// A full vector of Dk at offset c, or (kTail) the first `rest` lanes.
+template <bool kTail>
+HWY_INLINE V LoadDk(D d, const float* HWY_RESTRICT p, size_t rest) {
+  if (kTail) return LoadTail(d, p, rest);
+  (void)rest;
+  return hn::LoadU(d, p);
+}
+
+// The scores of four rows (s0 + j .. s3 + j) for one key each, from their
+// accumulators a0..a3 (scaled).
+HWY_INLINE void StoreKey(D d, V a0, V a1, V a2, V a3, float scale, float* s0, float* s1, float* s2, float* s3,
+                         size_t j) {
+#if TINYATTN_HWY_SUM4
+  const hn::Full128<float> d4;
+  HWY_ALIGN float sums[4];
+  hn::Store(hn::Mul(Sum4(d, a0, a1, a2, a3), hn::Set(d4, scale)), d4, sums);
+  s0[j] = sums[0];
+  s1[j] = sums[1];
+  s2[j] = sums[2];
+  s3[j] = sums[3];
+#else
+  s0[j] = scale * ReduceSum(d, a0);
+  s1[j] = scale * ReduceSum(d, a1);
+  s2[j] = scale * ReduceSum(d, a2);
+  s3[j] = scale * ReduceSum(d, a3);
+#endif
+}
+
+// The same for two keys, j and j + 1 (accumulators a_r and b_r of row r).
+HWY_INLINE void StoreKeyPair(D d, V a0, V b0, V a1, V b1, V a2, V b2, V a3, V b3, float scale, float* s0, float* s1,
+                             float* s2, float* s3, size_t j) {
+#if TINYATTN_HWY_SUM8 || TINYATTN_HWY_SUM4
+  const hn::Full128<float> d4;
+  const hn::Half<hn::Full128<float>> d2;
+#if TINYATTN_HWY_SUM8
+  // Lanes 2r, 2r + 1: row r's scores of keys j, j + 1.
+  const D8 d8;
+  const auto sum = hn::Mul(Sum8(d, a0, b0, a1, b1, a2, b2, a3, b3), hn::Set(d8, scale));
+  const auto r01 = hn::LowerHalf(d4, sum), r23 = hn::UpperHalf(d4, sum);
+#else
+  const auto sc = hn::Set(d4, scale);
+  const auto r01 = hn::Mul(Sum4(d, a0, b0, a1, b1), sc);  // rows 0, 1
+  const auto r23 = hn::Mul(Sum4(d, a2, b2, a3, b3), sc);
+#endif
+  hn::StoreU(hn::LowerHalf(d2, r01), d2, s0 + j);
+  hn::StoreU(hn::UpperHalf(d2, r01), d2, s1 + j);
+  hn::StoreU(hn::LowerHalf(d2, r23), d2, s2 + j);
+  hn::StoreU(hn::UpperHalf(d2, r23), d2, s3 + j);
+#else
+  StoreKey(d, a0, a1, a2, a3, scale, s0, s1, s2, s3, j);
+  StoreKey(d, b0, b1, b2, b3, scale, s0, s1, s2, s3, j + 1);
+#endif
+}
+
+// One step of Dk for the tile: kKeys key loads and four query loads feed
+// 4*kKeys FMAs, one query vector live at a time.
+template <int kKeys, bool kTail>
+HWY_INLINE void ScoresStep(D d, const float* const* q, const float* const* k, size_t c, size_t rest, V& a0, V& a1,
+                           V& a2, V& a3, V& b0, V& b1, V& b2, V& b3, V& e0, V& e1, V& e2, V& e3) {
+  const V ka = LoadDk<kTail>(d, k[0] + c, rest);
+  const V kb = kKeys >= 2 ? LoadDk<kTail>(d, k[1] + c, rest) : ka;
+  const V kc = kKeys == 3 ? LoadDk<kTail>(d, k[2] + c, rest) : ka;
+  RowFma<kKeys>(LoadDk<kTail>(d, q[0] + c, rest), ka, kb, kc, a0, b0, e0);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[1] + c, rest), ka, kb, kc, a1, b1, e1);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[2] + c, rest), ka, kb, kc, a2, b2, e2);
+  RowFma<kKeys>(LoadDk<kTail>(d, q[3] + c, rest), ka, kb, kc, a3, b3, e3);
+}
+
+// Four query rows by kKeys (1 to 3) keys j.. of the block: 4*kKeys FMA
+// chains. Three keys (AVX2/AVX-512): twelve chains (eight do not cover the
+// FMA latency on two pipes), whose 12 accumulators, 3 key vectors and one
+// query vector fill the 16 AVX2 registers; AVX2 at Dk 128: 78 GFLOP/s, 65
+// with two keys; Dk 32 and 64 about equal. The horizontal sums run once per
+// (row, key), four or eight at a time.
+template <int kKeys>
+HWY_INLINE void ScoresTile(const float* const* q, const float* HWY_RESTRICT k, size_t ldk, size_t dk, float scale,
+                           float* const* s, size_t j) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const size_t full = dk - dk % N, rest = dk - full;
+  const float* keys[3] = {k, k + (kKeys >= 2 ? ldk : 0), k + (kKeys == 3 ? 2 * ldk : 0)};
+  V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);  // key j, rows 0..3
+  V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);  // key j + 1
+  V e0 = hn::Zero(d), e1 = hn::Zero(d), e2 = hn::Zero(d), e3 = hn::Zero(d);  // key j + 2
+  for (size_t c = 0; c < full; c += N)
+    ScoresStep<kKeys, false>(d, q, keys, c, 0, a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3);
+  if (rest) ScoresStep<kKeys, true>(d, q, keys, full, rest, a0, a1, a2, a3, b0, b1, b2, b3, e0, e1, e2, e3);
+  if (kKeys == 1) return StoreKey(d, a0, a1, a2, a3, scale, s[0], s[1], s[2], s[3], j);
+  StoreKeyPair(d, a0, b0, a1, b1, a2, b2, a3, b3, scale, s[0], s[1], s[2], s[3], j);
+  if (kKeys == 3) StoreKey(d, e0, e1, e2, e3, scale, s[0], s[1], s[2], s[3], j + 2);
+}
+
+// Inlined into the fixed-extent kernels (AttendFixed), where dk is a
+// constant: the Dk loops then have fixed trip counts and no tail.
+HWY_INLINE void ScoresBlockImpl(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k,
+                                size_t ldk, size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  if (rows != kBlockRows) {
+    for (size_t r = 0; r < rows; ++r) Scores(q + r * ldq, k, ldk, count, dk, scale, s + r * lds);
+    return;
+  }
+  const float* const qr[kBlockRows] = {q, q + ldq, q + 2 * ldq, q + 3 * ldq};
+  float* const sr[kBlockRows] = {s, s + lds, s + 2 * lds, s + 3 * lds};
+  size_t j = 0;
+  if (TINYATTN_HWY_SUM8)
+    for (; j + 3 <= count; j += 3) ScoresTile<3>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+  for (; j + 2 <= count; j += 2) ScoresTile<2>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+  if (j < count) ScoresTile<1>(qr, k + j * ldk, ldk, dk, scale, sr, j);
+}
+
+void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const float* HWY_RESTRICT k, size_t ldk,
+                 size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  ScoresBlockImpl(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
+}
+
+// Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
+// loads and four weight broadcasts feed 4*kCols FMAs (3: twelve independent
+// chains, enough to cover the FMA latency on two pipes). `rest` < N: the one
+// vector is a partial one of that many lanes.
+template <int kCols>
+HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
+                                size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy, size_t rest) {
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
+  V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // column vector 0, rows 0..3
+  V z0 = hn::Zero(d), z1 = hn::Zero(d), z2 = hn::Zero(d), z3 = hn::Zero(d);  // column vector 1
+  V x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // column vector 2
+  const float* vj = v;
+  for (size_t j = 0; j < count; ++j, vj += ldv) {
+    // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
+    const V va = rest ? LoadTail(d, vj, rest) : hn::LoadU(d, vj);
+    if (kCols == 1) {
+      y0 = hn::MulAdd(hn::Set(d, p0[j]), va, y0);
+      y1 = hn::MulAdd(hn::Set(d, p1[j]), va, y1);
+      y2 = hn::MulAdd(hn::Set(d, p2[j]), va, y2);
+      y3 = hn::MulAdd(hn::Set(d, p3[j]), va, y3);
+    } else {
+      const V vb = hn::LoadU(d, vj + N);
+      const V vc = kCols == 3 ? hn::LoadU(d, vj + 2 * N) : vb;
+      V w = hn::Set(d, p0[j]);
+      y0 = hn::MulAdd(w, va, y0);
+      z0 = hn::MulAdd(w, vb, z0);
+      if (kCols == 3) x0 = hn::MulAdd(w, vc, x0);
+      w = hn::Set(d, p1[j]);
+      y1 = hn::MulAdd(w, va, y1);
+      z1 = hn::MulAdd(w, vb, z1);
+      if (kCols == 3) x1 = hn::MulAdd(w, vc, x1);
+      w = hn::Set(d, p2[j]);
+      y2 = hn::MulAdd(w, va, y2);
+      z2 = hn::MulAdd(w, vb, z2);
+      if (kCols == 3) x2 = hn::MulAdd(w, vc, x2);
+      w = hn::Set(d, p3[j]);
+      y3 = hn::MulAdd(w, va, y3);
+      z3 = hn::MulAdd(w, vb, z3);
+      if (kCols == 3) x3 = hn::MulAdd(w, vc, x3);
+    }
+  }
+  const V a0 = hn::Set(d, a[0]), a1 = hn::Set(d, a[1]), a2 = hn::Set(d, a[2]), a3 = hn::Set(d, a[3]);
+  if (rest) {
+    StoreTail(d, hn::Mul(y0, a0), y, rest);
+    StoreTail(d, hn::Mul(y1, a1), y + ldy, rest);
+    StoreTail(d, hn::Mul(y2, a2), y + 2 * ldy, rest);
+    StoreTail(d, hn::Mul(y3, a3), y + 3 * ldy, rest);
+    return;
+  }
+  hn::StoreU(hn::Mul(y0, a0), d, y);
+  hn::StoreU(hn::Mul(y1, a1), d, y + ldy);
+  hn::StoreU(hn::Mul(y2, a2), d, y + 2 * ldy);
+  hn::StoreU(hn::Mul(y3, a3), d, y + 3 * ldy);
+  if (kCols >= 2) {
+    hn::StoreU(hn::Mul(z0, a0), d, y + N);
+    hn::StoreU(hn::Mul(z1, a1), d, y + ldy + N);
+    hn::StoreU(hn::Mul(z2, a2), d, y + 2 * ldy + N);
+    hn::StoreU(hn::Mul(z3, a3), d, y + 3 * ldy + N);
+  }
+  if (kCols == 3) {
+    hn::StoreU(hn::Mul(x0, a0), d, y + 2 * N);
+    hn::StoreU(hn::Mul(x1, a1), d, y + ldy + 2 * N);
+    hn::StoreU(hn::Mul(x2, a2), d, y + 2 * ldy + 2 * N);
+    hn::StoreU(hn::Mul(x3, a3), d, y + 3 * ldy + 2 * N);
+  }
+}
+
+// Inlined, as ScoresBlockImpl, where dv is a constant.
+HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, size_t rows,
+                                     const float* HWY_RESTRICT v, size_t ldv, size_t count, size_t dv, const float* a,
+                                     float* HWY_RESTRICT y, size_t ldy) {
+  if (rows != kBlockRows) {
+    for (size_t r = 0; r < rows; ++r) WeightedSum(p + r * ldp, v, ldv, count, dv, a[r], y + r * ldy);
+    return;
+  }
+  const D d;
+  const size_t N = hn::Lanes(d);
+  size_t c = 0;
+  // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
+  for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
+    WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+  for (; c + 2 * N <= dv; c += 2 * N) WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+  if (c + N <= dv) {
+    WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    c += N;
+  }
+  if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
+}
+
+void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,
+                      size_t count, size_t dv, const float* a, float* HWY_RESTRICT y, size_t ldy) {
+  WeightedSumBlockImpl(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
+}
+
+// Scores of a full block from the keys transposed: the weighted-sum tile with
+// the query rows as weights and K^T's rows as value rows (each query element
+// broadcast against a vector of keys, no horizontal sums). Every product is
+// computed, so an inf or NaN in K reaches its scores as in a dot product.
+void ScoresBlockTransposed(const float* HWY_RESTRICT q, size_t ldq, const float* HWY_RESTRICT kt, size_t ldkt,
+                           size_t count, size_t dk, float scale, float* HWY_RESTRICT s, size_t lds) {
+  const float a[kBlockRows] = {scale, scale, scale, scale};
+  static_assert(kBlockRows == 4, "a lists kBlockRows scales");
+  WeightedSumBlock(q, ldq, kBlockRows, kt, ldkt, dk, count, a, s, lds);
+}
+
+// f(r, x_r, y_r) for rows r < R <= 4: the rows' vectors are named variables,
+// not array elements, which SVE's sizeless vectors cannot be. The lambdas
+// below capture no vector for the same reason.
+template <size_t R, class F>
+HWY_INLINE void ForRows(const F& f, V& x0, V& x1, V& x2, V& x3, V& y0, V& y1, V& y2, V& y3) {
+  f(0, x0, y0);
+  if (R > 1) f(1, x1, y1);
+  if (R > 2) f(2, x2, y2);
+  if (R > 3) f(3, x3, y3);
+}
+
+// Whether y[r*ldy + c] is finite for every r < R, c < dv.
+template <size_t R>
+HWY_INLINE bool OutputsFinite(D d, const float* HWY_RESTRICT y, size_t ldy, size_t dv) {
+  const size_t N = hn::Lanes(d);
+  const size_t full = dv - dv % N;
+  auto ok = hn::IsFinite(hn::Zero(d));  // all true
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t c = 0; c < full; c += N) ok = hn::And(ok, hn::IsFinite(hn::LoadU(d, y + r * ldy + c)));
+    if (full < dv) ok = hn::And(ok, hn::IsFinite(LoadTail(d, y + r * ldy + full, dv - full)));  // zeros past dv
+  }
+  return hn::AllTrue(d, ok);
+}
+
+// The least lane of the first R of l0..l3 (lane-wise: one vector).
+template <size_t R>
+HWY_INLINE V MinOfRows(V l0, V l1, V l2, V l3) {
+  if (R > 1) l0 = hn::Min(l0, l1);
+  if (R > 2) l0 = hn::Min(l0, l2);
+  if (R > 3) l0 = hn::Min(l0, l3);
+  return l0;
+}
+
+// The fused block for R rows. The rows' max, exp and sum chains run
+// interleaved (j outer, rows inner), which short rows (the small shapes'
+// case) need: a row at a time is bound by the latency of its reductions. No
+// NaN bookkeeping in the max (x86 max returns an operand): a NaN score makes
+// its row's sum NaN instead, which the check below catches. The max pass
+// also keeps each row's least score, so a -inf one (a dot product that
+// overflowed: the driver recomputes it) declines; keys outside a row's
+// range get -FLT_MAX instead, whose numerator is exactly 0 below any max
+// above -FLT_MAX (a row at -FLT_MAX declines). kFixed: dk and dv are the
+// constants of a fixed-extent kernel, and the block products are inlined for
+// them (the same operations in the same order as the generic kernel, so the
+// same floats).
+template <size_t R, bool kFixed>
+HWY_INLINE bool AttendRows(const AttendBlock& b, size_t dk, size_t dv) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const D d;
+  const size_t N = hn::Lanes(d);
+  float* HWY_RESTRICT s = b.s;
+  const size_t lds = b.lds, count = b.count, full = count - count % N, rest = count - full;
+  if (R == kBlockRows && b.kt) ScoresBlockTransposed(b.q, b.ldq, b.kt, b.ldkt, count, dk, b.scale, s, lds);
+  else if (kFixed) ScoresBlockImpl(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
+  else ScoresBlock(b.q, b.ldq, R, b.k, b.ldk, count, dk, b.scale, s, lds);
+  if (b.own) {  // keys outside a row's range: -FLT_MAX, finite, with numerators exactly 0
+    for (size_t r = 0; r < R; ++r) {
+      float* sr = s + r * lds;
+      for (size_t j = 0; j < b.own[2 * r]; ++j) sr[j] = -kMax;
+      for (size_t j = b.own[2 * r + 1]; j < count; ++j) sr[j] = -kMax;
+    }
+  }
+  V m0 = hn::Set(d, -kInf), m1 = m0, m2 = m0, m3 = m0;  // each row's max
+  V l0 = hn::Set(d, kInf), l1 = l0, l2 = l0, l3 = l0;   // each row's least score
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>(
+        [&](size_t r, V& m, V& l) {
+          const V x = hn::LoadU(d, s + r * lds + j);
+          m = hn::Max(m, x);
+          l = hn::Min(l, x);
+        },
+        m0, m1, m2, m3, l0, l1, l2, l3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V& l) {
+          const V x = LoadTail(d, s + r * lds + full, rest);  // lanes past count 0: finite
+          m = hn::Max(m, hn::IfThenElse(hn::FirstN(d, rest), x, hn::Set(d, -kInf)));
+          l = hn::Min(l, x);
+        },
+        m0, m1, m2, m3, l0, l1, l2, l3);
+  ForRows<R>([&](size_t, V& m, V&) { m = BroadcastMax(d, m); }, m0, m1, m2, m3, l0, l1, l2, l3);
+  bool ok = hn::AllTrue(d, hn::Gt(MinOfRows<R>(l0, l1, l2, l3), hn::Set(d, -kInf)));
+  V a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;  // each row's sum
+  for (size_t j = 0; j < full; j += N)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          const V e = ExpNonPositive(d, hn::Sub(hn::LoadU(d, s + r * lds + j), m));
+          hn::StoreU(e, d, s + r * lds + j);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  if (rest)
+    ForRows<R>(
+        [&](size_t r, V& m, V& a) {
+          float* x = s + r * lds + full;
+          const V e = hn::IfThenElseZero(hn::FirstN(d, rest), ExpNonPositive(d, hn::Sub(LoadTail(d, x, rest), m)));
+          StoreTail(d, e, x, rest);
+          a = hn::Add(a, e);
+        },
+        m0, m1, m2, m3, a0, a1, a2, a3);
+  // A row with a finite max has a term exp(0) = 1, so its sum is >= 1; the
+  // compare also fails for a NaN sum.
+  float inv[kBlockRows];
+  ForRows<R>(
+      [&](size_t r, V& m, V& a) {
+        const float mx = hn::GetLane(m), sum = ReduceSum(d, a);
+        ok &= mx > -kMax && mx < kInf && sum >= 1.0f;
+        b.max[r] = mx;
+        b.sum[r] = sum;
+        inv[r] = 1.0f / sum;
+      },
+      m0, m1, m2, m3, a0, a1, a2, a3);
+  if (!ok) return false;
+  if (kFixed) WeightedSumBlockImpl(s, lds, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
+  else WeightedSumBlock(s, lds, R, b.v, b.ldv, count, dv, inv, b.y, b.ldy);
+  // An inf or NaN in V (a zero weight times inf is NaN): declined, the
+  // driver's row kernels skip zero weights.
+  return OutputsFinite<R>(d, b.y, b.ldy, dv);
+}
+
+bool AttendBlockKernel(const AttendBlock& b) {
+  switch (b.rows) {
+    case 1: return AttendRows<1, false>(b, b.dk, b.dv);
+    case 2: return AttendRows<2, false>(b, b.dk, b.dv);
+    case 3: return AttendRows<3, false>(b, b.dk, b.dv);
+    default: return AttendRows<4, false>(b, b.dk, b.dv);
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace highway
+}  // namespace tinyattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // TINYATTN_HIGHWAY_BLOCKS_INL_H_
