@@ -280,7 +280,18 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   }
 }
 
-constexpr KernelsI8 kKernelsI8{"dsp", simd_target, scores, exp_row, scalar::i8::probabilities, weighted_sum, requantize};
+// The scalar table with the kernels above (probabilities stays the scalar
+// port's, as the top of this file says).
+constexpr KernelsI8 make_table() {
+  KernelsI8 t = scalar::table_i8("dsp");
+  t.simd_target = simd_target;
+  t.scores = scores;
+  t.exp_row = exp_row;
+  t.weighted_sum = weighted_sum;
+  t.requantize = requantize;
+  return t;
+}
+constexpr KernelsI8 kKernelsI8 = make_table();
 
 }  // namespace
 }  // namespace dsp

@@ -384,24 +384,40 @@ void RequantizeI8(const int32_t* acc, size_t n, FixedMultiplier output, int32_t 
   }
 }
 
+constexpr KernelsI8 MakeTableI8() {
+  KernelsI8 t{};
+  t.port = "highway";
+  t.simd_target = SimdTargetI8;
+#if TINYATTN_HWY_SVE_DOT
+  t.scores = ScoresSveDot;
+#else
+  t.scores = ScoresI8;
+#endif
+  t.exp_row = ExpRowI8;
+  t.probabilities = ProbabilitiesI8;
+  t.weighted_sum = WeightedSumI8;
+  t.requantize = RequantizeI8;
+  return t;
+}
+
 #if TINYATTN_HWY_SDOT && HWY_TARGET == HWY_NEON
 const char* SimdTargetSdot() { return "NEON+SDOT"; }
+
+// The same table with SDOT scores, for CPUs that have them.
+constexpr KernelsI8 MakeTableSdot() {
+  KernelsI8 t = MakeTableI8();
+  t.simd_target = SimdTargetSdot;
+  t.scores = scores_sdot;
+  return t;
+}
 #endif
 
 }  // namespace
 
 const KernelsI8* TableI8() {
-#if TINYATTN_HWY_SVE_DOT
-  static constexpr KernelsI8 kTable{"highway",       SimdTargetI8,  ScoresSveDot, ExpRowI8,
-                                    ProbabilitiesI8, WeightedSumI8, RequantizeI8};
-#else
-  static constexpr KernelsI8 kTable{"highway",       SimdTargetI8,  ScoresI8,    ExpRowI8,
-                                    ProbabilitiesI8, WeightedSumI8, RequantizeI8};
-#endif
+  static constexpr KernelsI8 kTable = MakeTableI8();
 #if TINYATTN_HWY_SDOT && HWY_TARGET == HWY_NEON
-  // The same table with SDOT scores where the CPU has them.
-  static constexpr KernelsI8 kSdot{"highway",       SimdTargetSdot, scores_sdot, ExpRowI8,
-                                   ProbabilitiesI8, WeightedSumI8,  RequantizeI8};
+  static constexpr KernelsI8 kSdot = MakeTableSdot();
   if (cpu_has_sdot()) return &kSdot;
 #endif
   return &kTable;

@@ -644,7 +644,18 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   }
 }
 
-constexpr KernelsI8 kKernelsI8{"mve", simd_target, scores, exp_row, probabilities, weighted_sum, requantize};
+constexpr KernelsI8 make_table() {
+  KernelsI8 t{};
+  t.port = "mve";
+  t.simd_target = simd_target;
+  t.scores = scores;
+  t.exp_row = exp_row;
+  t.probabilities = probabilities;
+  t.weighted_sum = weighted_sum;
+  t.requantize = requantize;
+  return t;
+}
+constexpr KernelsI8 kKernelsI8 = make_table();
 
 }  // namespace
 

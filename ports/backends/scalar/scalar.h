@@ -39,11 +39,30 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
 
 // The scalar tables under another port's name.
 constexpr KernelsF32 table_f32(const char* port) {
-  return KernelsF32{port,         simd_target,   f32::scores, f32::row_max,      f32::exp_shift_sum,
-                    f32::weighted_sum, f32::axpy, f32::scale,  f32::exp, f32::scores_block, f32::weighted_sum_block};
+  KernelsF32 t{};
+  t.port = port;
+  t.simd_target = simd_target;
+  t.scores = f32::scores;
+  t.row_max = f32::row_max;
+  t.exp_shift_sum = f32::exp_shift_sum;
+  t.weighted_sum = f32::weighted_sum;
+  t.axpy = f32::axpy;
+  t.scale = f32::scale;
+  t.exp = f32::exp;
+  t.scores_block = f32::scores_block;
+  t.weighted_sum_block = f32::weighted_sum_block;
+  return t;
 }
 constexpr KernelsI8 table_i8(const char* port) {
-  return KernelsI8{port, simd_target, i8::scores, i8::exp_row, i8::probabilities, i8::weighted_sum, i8::requantize};
+  KernelsI8 t{};
+  t.port = port;
+  t.simd_target = simd_target;
+  t.scores = i8::scores;
+  t.exp_row = i8::exp_row;
+  t.probabilities = i8::probabilities;
+  t.weighted_sum = i8::weighted_sum;
+  t.requantize = i8::requantize;
+  return t;
 }
 
 const KernelsF32& kernels_f32();

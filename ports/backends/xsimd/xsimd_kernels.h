@@ -539,13 +539,28 @@ struct Kernels {
 
 // The table for architecture A; `label` is what simd_target() reports.
 template <class A, const char* (*Label)()>
-const KernelsF32* make_table() {
+constexpr KernelsF32 table_for() {
   using K = Kernels<A>;
-  static constexpr KernelsF32 kTable{"xsimd",         Label,          K::scores,
-                                     K::row_max,      K::exp_shift_sum, K::weighted_sum,
-                                     K::axpy,         K::scale,         K::exp,
-                                     K::scores_block, K::weighted_sum_block, K::attend_block,
-                                     K::scores_block_transposed};
+  KernelsF32 t{};
+  t.port = "xsimd";
+  t.simd_target = Label;
+  t.scores = K::scores;
+  t.row_max = K::row_max;
+  t.exp_shift_sum = K::exp_shift_sum;
+  t.weighted_sum = K::weighted_sum;
+  t.axpy = K::axpy;
+  t.scale = K::scale;
+  t.exp = K::exp;
+  t.scores_block = K::scores_block;
+  t.weighted_sum_block = K::weighted_sum_block;
+  t.attend_block = K::attend_block;
+  t.scores_block_transposed = K::scores_block_transposed;
+  return t;
+}
+
+template <class A, const char* (*Label)()>
+const KernelsF32* make_table() {
+  static constexpr KernelsF32 kTable = table_for<A, Label>();
   return &kTable;
 }
 
