@@ -6,8 +6,8 @@
 # (scalar port) and M55 (scalar and Helium ports),
 # shapes (N, M, Dk, Dv) =
 # (16,16,32,32), (32,32,32,32) and (64,64,64,64). Each figure is
-# one warm call: insns(2 calls) - insns(1 call), the first a warm-up (issue 18's
-# method and quantization). Prints a markdown table and writes it to $OUT/insns_i8.md, with
+# one warm call: insns(2 calls) - insns(1 call), the first a warm-up (the
+# quantization of the CMSIS-NN reference below). Prints a markdown table and writes it to $OUT/insns_i8.md, with
 # per-function profiles of the (32,32,32,32) call next to it.
 #   bench/board/count_i8.sh [OUT_DIR]   (default build-bench-board)
 set -eu
@@ -86,7 +86,7 @@ table="$OUT/insns_i8.md"
     echo "| $dims | $m4 | $m4d | ${ratio_m4}x | $m55s | $m55n | $m55v | ${ratio}x | ${ratio_plain}x |"
   done
   # The other M-profile cores, and each DSP column beside CMSIS-NN's int8
-  # composition on the M4F as issue 18 measured it (arm_batch_matmul_s8,
+  # composition on the M4F, counted once (arm_batch_matmul_s8,
   # arm_softmax_s8, arm_transpose_s8, arm_batch_matmul_s8; same compiler and
   # flags; 214,557 / 786,747 / 3,632,988 instructions; CMSIS-NN is not built
   # here). Armv6-M code has no DSP port: its column is the scalar one.
