@@ -46,9 +46,17 @@ void columns8(float* y, const float* pr, size_t n, const half* v, size_t ldv) {
   vst1q_f32(y + 4, hi);
 }
 
+constexpr KernelsF16Native make_table() {
+  KernelsF16Native t{};
+  t.name = "armv8.2-a-fp16";
+  t.scores = native_scores<dot>;
+  t.weighted_sum = native_weighted_sum<columns8>;
+  return t;
+}
+
 }  // namespace
 
-const KernelsF16Native kF16NativeA64{"armv8.2-a-fp16", native_scores<dot>, native_weighted_sum<columns8>};
+const KernelsF16Native kF16NativeA64 = make_table();
 
 }  // namespace detail
 }  // namespace tinyattn

@@ -62,9 +62,17 @@ void columns8(float* y, const float* pr, size_t n, const half* v, size_t ldv) {
   vst2q_f32(y, acc);
 }
 
+constexpr KernelsF16Native make_table() {
+  KernelsF16Native t{};
+  t.name = "mve-fp16";
+  t.scores = native_scores<dot>;
+  t.weighted_sum = native_weighted_sum<columns8>;
+  return t;
+}
+
 }  // namespace
 
-const KernelsF16Native kF16NativeMve{"mve-fp16", native_scores<dot>, native_weighted_sum<columns8>};
+const KernelsF16Native kF16NativeMve = make_table();
 
 }  // namespace detail
 }  // namespace tinyattn
