@@ -14,6 +14,7 @@
 #include "tinyattn/backward.h"
 #include "tinyattn/forward_f16.h"
 #include "tinyattn/half.h"
+#include "tinyattn/kv_cache.h"
 #include "tinyattn/port.h"
 #include "tinyattn/quant.h"
 #include "tinyattn/selftest.h"
@@ -113,7 +114,7 @@ constexpr bool all_signed_32() {
 }
 static_assert(all_signed_32<tinyattn_status, tinyattn_port, tinyattn_align, tinyattn_causal, tinyattn_scratch,
                             tinyattn_score_stage, tinyattn_f16_compute, tinyattn_backward_mode,
-                            tinyattn_selftest_format>(),
+                            tinyattn_selftest_format, tinyattn_kv_dtype>(),
               "every C enum holds every int32 value");
 
 // The header's constants and the C++ ones.
@@ -237,6 +238,142 @@ QuantParams to_cxx(const tinyattn_quant_params& c) {
 const half* as_half(const uint16_t* p) { return reinterpret_cast<const half*>(p); }
 half* as_half(uint16_t* p) { return reinterpret_cast<half*>(p); }
 
+// fp16 options: a port or compute value outside its enum is refused before
+// the conversion.
+tinyattn_status options_f16_status(const tinyattn_options_f16* c) {
+  if (c && !options_ok(&c->options)) return TINYATTN_PORT_UNAVAILABLE;
+  if (c && raw(c->compute) != TINYATTN_F16_WIDEN_TO_F32 && raw(c->compute) != TINYATTN_F16_NATIVE_F16_PRODUCTS)
+    return TINYATTN_UNSUPPORTED;
+  return TINYATTN_OK;
+}
+OptionsF16 to_cxx(const tinyattn_options_f16* c) {
+  OptionsF16 o(to_cxx(c ? &c->options : nullptr));
+  if (c) o.compute = static_cast<F16Compute>(c->compute);
+  return o;
+}
+
+// ---- KV cache: the C struct over detail::kv_cache_* (tinyattn/kv_cache.h),
+// the code KvCache runs.
+
+// Bytes of one element of a dtype; 0 outside the enum.
+size_t kv_element_bytes(tinyattn_kv_dtype dtype) {
+  switch (raw(dtype)) {
+    case TINYATTN_KV_F32:
+      return sizeof(float);
+    case TINYATTN_KV_F16:
+      return sizeof(half);
+    case TINYATTN_KV_I8:
+      return sizeof(int8_t);
+    default:
+      return 0;
+  }
+}
+
+detail::KvCacheShape kv_shape(const tinyattn_kv_cache_config& c) {
+  return detail::KvCacheShape{c.hq, c.hkv, c.dk, c.dv, c.capacity, c.max_new == 0 ? 1 : c.max_new, c.window};
+}
+
+// A ring's keep-bit rows, at the start of the workspace.
+constexpr size_t kv_keep_bytes(const detail::KvCacheShape& s) {
+  return s.window != 0 ? s.max_new * keep_bits_row_bytes(s.capacity) : 0;
+}
+
+// The keys and values from an aligned address (as a KvCache's), or 0 when
+// they could not be one object here. Each extent is <= kMaxDim once the
+// shape is valid, so the product fits 64 bits.
+constexpr size_t kv_storage_bytes(const detail::KvCacheShape& s, size_t element_bytes) {
+  const uint64_t bytes = uint64_t{s.hkv} * s.capacity * (uint64_t{s.dk} + s.dv) * element_bytes + kWorkspaceAlign;
+  return bytes <= static_cast<uint64_t>(PTRDIFF_MAX) ? static_cast<size_t>(bytes) : 0;
+}
+
+template <class T>
+constexpr size_t kv_forward_workspace_bytes(const detail::KvCacheShape& s) {
+  return detail::KvCacheForward<T>::workspace_bytes(detail::kv_cache_dims(s, s.max_new));
+}
+
+// The macros are these sizes (the C test compares them with KvCache's
+// constants for each of its configurations, and sweeps them at run time).
+constexpr detail::KvCacheShape kKvF32{4, 2, 8, 6, 24, 1, 0}, kKvF16Ring{4, 2, 40, 24, 300, 32, 250},
+    kKvI8Chunked{2, 1, 17, 6, 9, 4, 0};
+static_assert(TINYATTN_KV_CACHE_BYTES(2, 24, 8, 6, TINYATTN_KV_F32) == kv_storage_bytes(kKvF32, sizeof(float)) &&
+                  TINYATTN_KV_CACHE_WORKSPACE_BYTES(24, 8, 6, 0, 0, TINYATTN_KV_F32) ==
+                      kv_forward_workspace_bytes<float>(kKvF32) + kv_keep_bytes(kKvF32),
+              "fp32 KV cache macros");
+static_assert(TINYATTN_KV_CACHE_BYTES(2, 300, 40, 24, TINYATTN_KV_F16) == kv_storage_bytes(kKvF16Ring, sizeof(half)) &&
+                  TINYATTN_KV_CACHE_WORKSPACE_BYTES(300, 40, 24, 32, 250, TINYATTN_KV_F16) ==
+                      kv_forward_workspace_bytes<half>(kKvF16Ring) + kv_keep_bytes(kKvF16Ring),
+              "fp16 KV cache macros");
+static_assert(TINYATTN_KV_CACHE_BYTES(1, 9, 17, 6, TINYATTN_KV_I8) == kv_storage_bytes(kKvI8Chunked, sizeof(int8_t)) &&
+                  TINYATTN_KV_CACHE_WORKSPACE_BYTES(9, 17, 6, 4, 0, TINYATTN_KV_I8) ==
+                      kv_forward_workspace_bytes<int8_t>(kKvI8Chunked) + kv_keep_bytes(kKvI8Chunked),
+              "int8 KV cache macros");
+
+size_t kv_workspace_bytes(const detail::KvCacheShape& s, tinyattn_kv_dtype dtype) {
+  const int32_t d = raw(dtype);
+  const size_t forward_bytes = d == TINYATTN_KV_I8    ? kv_forward_workspace_bytes<int8_t>(s)
+                               : d == TINYATTN_KV_F16 ? kv_forward_workspace_bytes<half>(s)
+                                                      : kv_forward_workspace_bytes<float>(s);
+  return forward_bytes + kv_keep_bytes(s);
+}
+
+// Whether init accepts the config, as a status.
+tinyattn_status kv_config_status(const tinyattn_kv_cache_config* c) {
+  if (!c) return TINYATTN_NULL_POINTER;
+  const size_t element = kv_element_bytes(c->dtype);
+  if (element == 0) return TINYATTN_UNSUPPORTED;
+  const detail::KvCacheShape s = kv_shape(*c);
+  const Status st = detail::kv_cache_validate(s);
+  if (st != Status::kOk) return to_c(st);
+  return kv_storage_bytes(s, element) != 0 ? TINYATTN_OK : TINYATTN_BAD_DIMENSION;
+}
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (without
+// forming an address past either range).
+bool overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x <= y ? y - x < a_bytes : x - y < b_bytes;
+}
+
+// A cache init set up: init writes every pointer, a {0} cache has none.
+bool kv_ready(const tinyattn_kv_cache* c) { return c && c->keys_ && c->values_ && c->scratch_; }
+
+template <class T>
+bool aligned_for(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % alignof(T) == 0;
+}
+
+// append for element type T (C pointers of type C), when the cache holds `dtype`.
+template <class T, class C>
+tinyattn_status kv_append(tinyattn_kv_cache* cache, tinyattn_kv_dtype dtype, const C* k, const C* v, size_t n) {
+  static_assert(sizeof(T) == sizeof(C) && alignof(T) == alignof(C), "C and C++ elements differ");
+  if (!kv_ready(cache)) return TINYATTN_NULL_POINTER;
+  if (raw(cache->config_.dtype) != raw(dtype)) return TINYATTN_UNSUPPORTED;
+  if (!k || !v) return TINYATTN_NULL_POINTER;
+  if (!aligned_for<T>(k) || !aligned_for<T>(v)) return TINYATTN_MISALIGNED;
+  size_t position = cache->position_;
+  const Status s = detail::kv_cache_append(kv_shape(cache->config_), static_cast<T*>(cache->keys_),
+                                           static_cast<T*>(cache->values_), position, reinterpret_cast<const T*>(k),
+                                           reinterpret_cast<const T*>(v), n);
+  cache->position_ = position;
+  return to_c(s);
+}
+
+// attend for element type T, past the dtype and options checks.
+template <class T, class... Extra>
+tinyattn_status kv_attend(tinyattn_kv_cache* cache, const T* q, T* y, size_t n, const Extra&... extra) {
+  const detail::KvCacheShape s = kv_shape(cache->config_);
+  const size_t keep = kv_keep_bytes(s);
+  const Workspace ws{cache->scratch_ + keep, cache->scratch_bytes_ - keep};
+  return to_c(detail::kv_cache_attend(s, static_cast<const T*>(cache->keys_), static_cast<const T*>(cache->values_),
+                                      cache->position_, ws, cache->scratch_, q, y, n,
+                                      extra...));
+}
+
+tinyattn_status kv_attend_status(const tinyattn_kv_cache* cache, tinyattn_kv_dtype dtype) {
+  if (!kv_ready(cache)) return TINYATTN_NULL_POINTER;
+  return raw(cache->config_.dtype) == raw(dtype) ? TINYATTN_OK : TINYATTN_UNSUPPORTED;
+}
+
 // The self-tests' argument checks (a null report, a port outside the enum, an unknown format).
 tinyattn_status selftest_args(const void* report, tinyattn_port port, tinyattn_selftest_format format) {
   if (!report) return TINYATTN_NULL_POINTER;
@@ -323,15 +460,10 @@ tinyattn_status tinyattn_forward_f16(const tinyattn_dims* dims, const tinyattn_f
                                      const tinyattn_options_f16* options) {
   if (!dims || !io) return TINYATTN_NULL_POINTER;
   if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
-  if (options && !options_ok(&options->options)) return TINYATTN_PORT_UNAVAILABLE;
-  if (options && raw(options->compute) != TINYATTN_F16_WIDEN_TO_F32 &&
-      raw(options->compute) != TINYATTN_F16_NATIVE_F16_PRODUCTS)
-    return TINYATTN_UNSUPPORTED;
-  OptionsF16 o(to_cxx(options ? &options->options : nullptr));
-  if (options) o.compute = static_cast<F16Compute>(options->compute);
+  if (tinyattn_status s = options_f16_status(options); s != TINYATTN_OK) return s;
   const ForwardIoF16 cio{as_half(io->q), as_half(io->k), as_half(io->v),
                          as_half(io->y), as_half(io->weights), io->lse};
-  return to_c(forward_f16(to_cxx(*dims), cio, Workspace{workspace, workspace_bytes}, to_cxx(mask), o));
+  return to_c(forward_f16(to_cxx(*dims), cio, Workspace{workspace, workspace_bytes}, to_cxx(mask), to_cxx(options)));
 }
 
 int tinyattn_f16_native_products_available(void) { return f16_native_products_available() ? 1 : 0; }
@@ -412,6 +544,93 @@ tinyattn_status tinyattn_backward(const tinyattn_dims* dims, tinyattn_backward_m
   cio.ds = io->ds;
   return to_c(backward(to_cxx(*dims), static_cast<BackwardMode>(mode), cio, Workspace{workspace, workspace_bytes},
                        to_cxx(mask), to_cxx(options)));
+}
+
+size_t tinyattn_kv_cache_storage_bytes(const tinyattn_kv_cache_config* config) {
+  if (kv_config_status(config) != TINYATTN_OK) return 0;
+  return kv_storage_bytes(kv_shape(*config), kv_element_bytes(config->dtype));
+}
+
+size_t tinyattn_kv_cache_workspace_bytes(const tinyattn_kv_cache_config* config) {
+  if (kv_config_status(config) != TINYATTN_OK) return 0;
+  return kv_workspace_bytes(kv_shape(*config), config->dtype);
+}
+
+tinyattn_status tinyattn_kv_cache_init(tinyattn_kv_cache* cache, const tinyattn_kv_cache_config* config,
+                                       void* storage, size_t storage_bytes, void* workspace, size_t workspace_bytes) {
+  if (!cache || !config || !storage || !workspace) return TINYATTN_NULL_POINTER;
+  if (tinyattn_status s = kv_config_status(config); s != TINYATTN_OK) return s;
+  const detail::KvCacheShape s = kv_shape(*config);
+  const size_t element = kv_element_bytes(config->dtype);
+  if (storage_bytes < kv_storage_bytes(s, element) || workspace_bytes < kv_workspace_bytes(s, config->dtype))
+    return TINYATTN_WORKSPACE_TOO_SMALL;
+  if (overlap(storage, storage_bytes, workspace, workspace_bytes)) return TINYATTN_ALIASING;
+  const auto misalignment = reinterpret_cast<uintptr_t>(storage) % kWorkspaceAlign;
+  unsigned char* keys = static_cast<unsigned char*>(storage) + (misalignment ? kWorkspaceAlign - misalignment : 0);
+  tinyattn_kv_cache c{};
+  c.config_ = *config;
+  c.config_.max_new = s.max_new;
+  c.keys_ = keys;
+  c.values_ = keys + s.hkv * s.capacity * s.dk * element;
+  c.scratch_ = static_cast<uint8_t*>(workspace);
+  c.scratch_bytes_ = workspace_bytes;
+  c.position_ = 0;
+  *cache = c;
+  return TINYATTN_OK;
+}
+
+tinyattn_status tinyattn_kv_cache_append(tinyattn_kv_cache* cache, const float* k, const float* v, size_t n) {
+  return kv_append<float>(cache, TINYATTN_KV_F32, k, v, n);
+}
+
+tinyattn_status tinyattn_kv_cache_append_f16(tinyattn_kv_cache* cache, const uint16_t* k, const uint16_t* v,
+                                             size_t n) {
+  return kv_append<half>(cache, TINYATTN_KV_F16, k, v, n);
+}
+
+tinyattn_status tinyattn_kv_cache_append_i8(tinyattn_kv_cache* cache, const int8_t* k, const int8_t* v, size_t n) {
+  return kv_append<int8_t>(cache, TINYATTN_KV_I8, k, v, n);
+}
+
+tinyattn_status tinyattn_kv_cache_attend(tinyattn_kv_cache* cache, const float* q, float* y, size_t n,
+                                         const tinyattn_options* options) {
+  if (tinyattn_status s = kv_attend_status(cache, TINYATTN_KV_F32); s != TINYATTN_OK) return s;
+  if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
+  return kv_attend(cache, q, y, n, to_cxx(options));
+}
+
+tinyattn_status tinyattn_kv_cache_attend_f16(tinyattn_kv_cache* cache, const uint16_t* q, uint16_t* y, size_t n,
+                                             const tinyattn_options_f16* options) {
+  if (tinyattn_status s = kv_attend_status(cache, TINYATTN_KV_F16); s != TINYATTN_OK) return s;
+  if (tinyattn_status s = options_f16_status(options); s != TINYATTN_OK) return s;
+  return kv_attend(cache, as_half(q), as_half(y), n, to_cxx(options));
+}
+
+tinyattn_status tinyattn_kv_cache_attend_i8(tinyattn_kv_cache* cache, const int8_t* q, int8_t* y, size_t n,
+                                            const tinyattn_int8_head_plan* plans, size_t plan_count,
+                                            const tinyattn_options* options) {
+  if (tinyattn_status s = kv_attend_status(cache, TINYATTN_KV_I8); s != TINYATTN_OK) return s;
+  if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
+  const Int8Plan plan{reinterpret_cast<const Int8HeadPlan*>(plans), plan_count};
+  return kv_attend(cache, q, y, n, plan, to_cxx(options));
+}
+
+tinyattn_status tinyattn_kv_cache_reset(tinyattn_kv_cache* cache) {
+  if (!kv_ready(cache)) return TINYATTN_NULL_POINTER;
+  cache->position_ = 0;
+  return TINYATTN_OK;
+}
+
+size_t tinyattn_kv_cache_length(const tinyattn_kv_cache* cache) {
+  return kv_ready(cache) ? detail::kv_cache_size(kv_shape(cache->config_), cache->position_) : 0;
+}
+
+size_t tinyattn_kv_cache_position(const tinyattn_kv_cache* cache) { return kv_ready(cache) ? cache->position_ : 0; }
+
+const void* tinyattn_kv_cache_keys(const tinyattn_kv_cache* cache) { return kv_ready(cache) ? cache->keys_ : nullptr; }
+
+const void* tinyattn_kv_cache_values(const tinyattn_kv_cache* cache) {
+  return kv_ready(cache) ? cache->values_ : nullptr;
 }
 
 // An out-of-range port value is rejected here: Port is 8 bits, so a cast

@@ -100,14 +100,101 @@ struct KvCacheForward<int8_t> {
   }
 };
 
+// The cache itself at run-time extents: KvCache runs it on its template
+// arguments (constants the compiler folds in) and the C API's
+// tinyattn_kv_cache on the extents given to tinyattn_kv_cache_init, so both
+// append, mask and attend with the same code.
+struct KvCacheShape {
+  size_t hq, hkv, dk, dv;
+  size_t capacity;  // token slots per KV head
+  size_t max_new;   // the most tokens one append/attend takes
+  size_t window;    // 0: linear; W > 0: a ring of sliding window W
+};
+
+// The dims attend's forward runs with for n new tokens.
+constexpr Dims kv_cache_dims(const KvCacheShape& s, size_t n) { return Dims{n, s.capacity, s.dk, s.dv, s.hq, s.hkv}; }
+constexpr bool kv_cache_max_new_fits(const KvCacheShape& s) { return s.max_new <= s.capacity; }
+// A ring holds every key its newest max_new queries see.
+constexpr bool kv_cache_ring_fits(const KvCacheShape& s) {
+  return s.window == 0 || (s.max_new <= s.capacity && s.window <= s.capacity - s.max_new + 1);
+}
+// kOk when a cache of this shape can exist: what KvCache's static_asserts
+// require, as a status for run-time extents.
+constexpr Status kv_cache_validate(const KvCacheShape& s) {
+  const Status dims = validate(kv_cache_dims(s, s.max_new));
+  if (dims != Status::kOk) return dims;
+  return kv_cache_max_new_fits(s) && kv_cache_ring_fits(s) ? Status::kOk : Status::kBadDimension;
+}
+// Tokens the slots hold: all appended (linear), the last capacity of them (ring).
+constexpr size_t kv_cache_size(const KvCacheShape& s, size_t position) {
+  return position < s.capacity ? position : s.capacity;
+}
+
+template <class T>
+void kv_cache_copy(const T* from, T* to, size_t count) {
+  for (size_t i = 0; i < count; ++i) to[i] = from[i];
+}
+
+// Copies n new tokens (K[hkv][n][dk], V[hkv][n][dv]) into their slots and
+// advances position; on any status but kOk nothing changes.
+template <class T>
+Status kv_cache_append(const KvCacheShape& s, T* keys, T* values, size_t& position, const T* k, const T* v, size_t n) {
+  if (k == nullptr || v == nullptr) return Status::kNullPointer;
+  if (n == 0 || n > s.max_new) return Status::kBadDimension;
+  if (s.window == 0 && position + n > s.capacity) return Status::kCacheFull;
+  for (size_t h = 0; h < s.hkv; ++h) {
+    for (size_t t = 0; t < n; ++t) {
+      const size_t slot = (position + t) % s.capacity;
+      kv_cache_copy(k + (h * n + t) * s.dk, &keys[(h * s.capacity + slot) * s.dk], s.dk);
+      kv_cache_copy(v + (h * n + t) * s.dv, &values[(h * s.capacity + slot) * s.dv], s.dv);
+    }
+  }
+  position += n;
+  return Status::kOk;
+}
+
+// The mask of the n newest tokens' queries. A ring writes their keep-bit
+// rows (n rows of keep_bits_row_bytes(capacity) bytes) to `keep`.
+inline Mask kv_cache_mask(const KvCacheShape& s, size_t position, size_t n, uint8_t* keep) {
+  const auto filled = static_cast<uint32_t>(kv_cache_size(s, position));
+  if (s.window == 0) return Mask::causal_cache(filled, static_cast<uint32_t>(n));
+  // Query i is token p = position - n + i; it sees tokens max(0, p - W + 1) .. p,
+  // each in slot t % capacity (all still held: capacity >= W + n - 1).
+  const size_t row_bytes = keep_bits_row_bytes(s.capacity);
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t* row = keep + i * row_bytes;
+    for (size_t b = 0; b < row_bytes; ++b) row[b] = 0;
+    const size_t p = position - n + i;
+    for (size_t t = p + 1 > s.window ? p + 1 - s.window : 0; t <= p; ++t) {
+      const size_t slot = t % s.capacity;
+      row[slot / 8] = static_cast<uint8_t>(row[slot / 8] | (1u << (slot % 8)));
+    }
+  }
+  Mask m = Mask::keep_bitmask(keep);
+  m.kv_len = filled;
+  return m;
+}
+
+// The n newest tokens attend to the cache: one forward over its slots.
+template <class T, class... Extra>
+Status kv_cache_attend(const KvCacheShape& s, const T* keys, const T* values, size_t position, Workspace ws,
+                       uint8_t* keep, const T* q, T* y, size_t n, const Extra&... extra) {
+  if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
+  return KvCacheForward<T>::run(kv_cache_dims(s, n), q, keys, values, y, ws, kv_cache_mask(s, position, n, keep),
+                                extra...);
+}
+
 }  // namespace detail
 
 template <class T, size_t Hq, size_t Hkv, size_t Dk, size_t Dv, size_t Capacity, size_t MaxNew = 1,
           size_t SlidingWindow = 0>
+// NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): the slots and the scratch are written before read (below)
 class KvCache {
-  static_assert(MaxNew <= Capacity, "tinyattn::KvCache: MaxNew must be <= Capacity");
-  static_assert(SlidingWindow == 0 || SlidingWindow + MaxNew - 1 <= Capacity,
-                "tinyattn::KvCache: a ring needs Capacity >= SlidingWindow + MaxNew - 1 (the keys its newest queries see)");
+  static constexpr detail::KvCacheShape kShape{Hq, Hkv, Dk, Dv, Capacity, MaxNew, SlidingWindow};
+  static_assert(detail::kv_cache_max_new_fits(kShape), "tinyattn::KvCache: MaxNew must be <= Capacity");
+  static_assert(
+      detail::kv_cache_ring_fits(kShape),
+      "tinyattn::KvCache: a ring needs Capacity >= SlidingWindow + MaxNew - 1 (the keys its newest queries see)");
 
  public:
   static constexpr bool kRing = SlidingWindow != 0;
@@ -120,63 +207,27 @@ class KvCache {
   static constexpr size_t kKeepRowBytes = keep_bits_row_bytes(Capacity);
 
   // Tokens the slots hold: all appended (linear), the last Capacity of them (ring).
-  size_t size() const { return position_ < Capacity ? position_ : Capacity; }
+  size_t size() const { return detail::kv_cache_size(kShape, position_); }
   // Tokens appended since the last clear(): the next token's position.
   size_t position() const { return position_; }
   // Forgets every token (storage is not cleared: unfilled slots are never read).
   void clear() { position_ = 0; }
 
   Status append(const T* k, const T* v, size_t n) {
-    if (k == nullptr || v == nullptr) return Status::kNullPointer;
-    if (n == 0 || n > MaxNew) return Status::kBadDimension;
-    if (!kRing && position_ + n > Capacity) return Status::kCacheFull;
-    for (size_t h = 0; h < Hkv; ++h) {
-      for (size_t t = 0; t < n; ++t) {
-        const size_t slot = (position_ + t) % Capacity;
-        copy(k + (h * n + t) * Dk, &k_[(h * Capacity + slot) * Dk], Dk);
-        copy(v + (h * n + t) * Dv, &v_[(h * Capacity + slot) * Dv], Dv);
-      }
-    }
-    position_ += n;
-    return Status::kOk;
+    return detail::kv_cache_append(kShape, k_, v_, position_, k, v, n);
   }
 
   // The n newest tokens attend to the cache (they must have been appended).
   template <class... Extra>
   Status attend(const T* q, T* y, size_t n, const Extra&... extra) {
-    if (n == 0 || n > MaxNew || n > position_) return Status::kBadDimension;
-    const Dims d{n, Capacity, Dk, Dv, Hq, Hkv};
-    const Workspace ws{workspace_, sizeof workspace_};
-    return detail::KvCacheForward<T>::run(d, q, k_, v_, y, ws, mask_for(n), extra...);
+    return detail::kv_cache_attend(kShape, k_, v_, position_, Workspace{workspace_, sizeof workspace_}, keep_, q, y, n,
+                                   extra...);
   }
 
   const T* keys() const { return k_; }    // [Hkv][Capacity][Dk]
   const T* values() const { return v_; }  // [Hkv][Capacity][Dv]
 
  private:
-  static void copy(const T* from, T* to, size_t count) {
-    for (size_t i = 0; i < count; ++i) to[i] = from[i];
-  }
-
-  Mask mask_for(size_t n) {
-    const auto filled = static_cast<uint32_t>(size());
-    if (!kRing) return Mask::causal_cache(filled, static_cast<uint32_t>(n));
-    // Query i is token p = position_ - n + i; it sees tokens max(0, p - W + 1) .. p,
-    // each in slot t % Capacity (all still held: Capacity >= W + n - 1).
-    for (size_t i = 0; i < n; ++i) {
-      uint8_t* row = &keep_[i * kKeepRowBytes];
-      for (size_t b = 0; b < kKeepRowBytes; ++b) row[b] = 0;
-      const size_t p = position_ - n + i;
-      for (size_t t = p + 1 > SlidingWindow ? p + 1 - SlidingWindow : 0; t <= p; ++t) {
-        const size_t slot = t % Capacity;
-        row[slot / 8] = static_cast<uint8_t>(row[slot / 8] | (1u << (slot % 8)));
-      }
-    }
-    Mask m = Mask::keep_bitmask(keep_);
-    m.kv_len = filled;
-    return m;
-  }
-
   T k_[Hkv * Capacity * Dk];
   T v_[Hkv * Capacity * Dv];
   size_t position_ = 0;

@@ -1,11 +1,12 @@
 /* tinyattn C API: scaled dot-product attention from C99 (and C++).
  *
  * The same library as the C++ API (tinyattn.h), behind plain functions and
- * structs: fp32, fp16 and int8 forward, the fp32 backward pass, the power-on
- * self-test, status names and workspace sizes. Nothing allocates; every
- * function that computes returns a tinyattn_status and writes nothing on
- * error. Semantics, layouts and error cases are those of the C++ functions
- * of the same name (docs/c_api.md maps one to the other).
+ * structs: fp32, fp16 and int8 forward, a KV cache for decoding, the fp32
+ * backward pass, the power-on self-test, status names and workspace sizes.
+ * Nothing allocates; every function that computes returns a tinyattn_status
+ * and writes nothing on error. Semantics, layouts and error cases are those
+ * of the C++ functions of the same name (docs/c_api.md maps one to the
+ * other).
  *
  * Zero-initialised structs mean defaults: a mask of {0} masks nothing,
  * options of {0} use 1/sqrt(Dk) and the default port; a null mask or options
@@ -321,6 +322,107 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
                                     size_t workspace_bytes, const tinyattn_mask* mask,
                                     const tinyattn_options* options);
 
+/* ---- KV cache (tinyattn/kv_cache.h) ------------------------------------ */
+
+/* The keys and values of the tokens seen so far, for decoding: C++'s
+ * KvCache<T, Hq, Hkv, Dk, Dv, Capacity, MaxNew, SlidingWindow> with its
+ * extents given at run time, over two buffers the caller owns (usually
+ * static, sized by the macros at the end of this header):
+ *   static unsigned char kv[TINYATTN_KV_CACHE_BYTES(1, 64, 16, 16, TINYATTN_KV_F32)];
+ * Append copies n new tokens, K[hkv][n][dk] and V[hkv][n][dv]; attend runs
+ * the n newest tokens' queries Q[hq][n][dk] over the cache (Y[hq][n][dv])
+ * with the forward of the cache's type, under the mask ONNX Attention gives
+ * a cache: each query sees itself and every earlier token (a ring: the
+ * window - 1 tokens before it). Statuses as the forward's, plus
+ * TINYATTN_BAD_DIMENSION for n of 0, above max_new or (attend) above the
+ * tokens appended, and TINYATTN_CACHE_FULL for an append past the capacity
+ * of a linear cache; on any status but TINYATTN_OK nothing changes. */
+
+typedef enum tinyattn_kv_dtype {
+  TINYATTN_KV_F32 = 0, /* float: tinyattn_kv_cache_append, _attend */
+  TINYATTN_KV_F16,     /* binary16 bits in uint16_t: _append_f16, _attend_f16 */
+  TINYATTN_KV_I8,      /* int8_t: _append_i8, _attend_i8 (with a plan) */
+  TINYATTN_KV_DTYPE_MIN_ = -0x7FFFFFFF - 1,
+  TINYATTN_KV_DTYPE_MAX_ = 0x7FFFFFFF
+} tinyattn_kv_dtype;
+
+typedef struct tinyattn_kv_cache_config {
+  tinyattn_kv_dtype dtype;
+  size_t hq, hkv;   /* query and key/value heads (hq % hkv == 0: grouped-query) */
+  size_t dk, dv;    /* key and value widths */
+  size_t capacity;  /* token slots per KV head */
+  size_t max_new;   /* the most tokens one append or attend takes; 0 means 1 (decode) */
+  /* 0: the cache keeps the first `capacity` tokens; W > 0: a ring in which
+   * each query sees itself and the W - 1 tokens before it (sliding-window
+   * models), which needs capacity >= W + max_new - 1. */
+  size_t window;
+} tinyattn_kv_cache_config;
+
+/* Every field, in the C++ template's order. */
+#define TINYATTN_KV_CACHE_CONFIG(dtype, hq, hkv, dk, dv, capacity, max_new, window) \
+  {(dtype), (hq), (hkv), (dk), (dv), (capacity), (max_new), (window)}
+
+/* The cache: fields ending in _ are private (written by
+ * tinyattn_kv_cache_init, read through the functions below). A cache that
+ * was never initialized, {0}, is refused with TINYATTN_NULL_POINTER. */
+typedef struct tinyattn_kv_cache {
+  tinyattn_kv_cache_config config_;
+  void* keys_;            /* [hkv][capacity][dk], in the storage buffer */
+  void* values_;          /* [hkv][capacity][dv], after the keys */
+  uint8_t* scratch_;      /* attend's keep-bit rows (a ring), then the forward's workspace */
+  size_t scratch_bytes_;
+  size_t position_;       /* tokens appended since init or reset */
+} tinyattn_kv_cache;
+
+/* Bytes of storage (keys and values, any alignment: the slack is included)
+ * and of attend's workspace for a config; 0 for a config init refuses. */
+size_t tinyattn_kv_cache_storage_bytes(const tinyattn_kv_cache_config* config);
+size_t tinyattn_kv_cache_workspace_bytes(const tinyattn_kv_cache_config* config);
+
+/* Makes *cache an empty cache over the two buffers, which must stay valid
+ * as long as it is used and must not overlap (TINYATTN_ALIASING). The
+ * workspace is scratch rewritten by every attend: caches that never attend
+ * at the same time (the layers of one model) may share one. Statuses:
+ * TINYATTN_NULL_POINTER, TINYATTN_UNSUPPORTED (a dtype outside the enum),
+ * those of the dims {max_new, capacity, dk, dv, hq, hkv} (BAD_DIMENSION,
+ * BAD_HEADS), TINYATTN_BAD_DIMENSION for max_new > capacity or a ring that
+ * does not fit, TINYATTN_WORKSPACE_TOO_SMALL for a buffer below its size.
+ * On error *cache is not written. */
+tinyattn_status tinyattn_kv_cache_init(tinyattn_kv_cache* cache, const tinyattn_kv_cache_config* config,
+                                       void* storage, size_t storage_bytes, void* workspace, size_t workspace_bytes);
+
+/* Appends n tokens (1 <= n <= max_new). A function of another dtype than
+ * the cache's returns TINYATTN_UNSUPPORTED; a k or v not aligned to its
+ * element type, TINYATTN_MISALIGNED. */
+tinyattn_status tinyattn_kv_cache_append(tinyattn_kv_cache* cache, const float* k, const float* v, size_t n);
+tinyattn_status tinyattn_kv_cache_append_f16(tinyattn_kv_cache* cache, const uint16_t* k, const uint16_t* v,
+                                             size_t n);
+tinyattn_status tinyattn_kv_cache_append_i8(tinyattn_kv_cache* cache, const int8_t* k, const int8_t* v, size_t n);
+
+/* The n newest tokens (already appended) attend to the cache: Q[hq][n][dk]
+ * -> Y[hq][n][dv]. options (may be null) as tinyattn_forward's, and so on
+ * per dtype; plans: plan_count (= hq) head plans, as tinyattn_forward_i8. */
+tinyattn_status tinyattn_kv_cache_attend(tinyattn_kv_cache* cache, const float* q, float* y, size_t n,
+                                         const tinyattn_options* options);
+tinyattn_status tinyattn_kv_cache_attend_f16(tinyattn_kv_cache* cache, const uint16_t* q, uint16_t* y, size_t n,
+                                             const tinyattn_options_f16* options);
+tinyattn_status tinyattn_kv_cache_attend_i8(tinyattn_kv_cache* cache, const int8_t* q, int8_t* y, size_t n,
+                                            const tinyattn_int8_head_plan* plans, size_t plan_count,
+                                            const tinyattn_options* options);
+
+/* Forgets every token (the buffers are not cleared: unfilled slots are never read). */
+tinyattn_status tinyattn_kv_cache_reset(tinyattn_kv_cache* cache);
+/* Tokens the slots hold: every one appended (linear), the last capacity of
+ * them (ring); 0 for a null or uninitialized cache. */
+size_t tinyattn_kv_cache_length(const tinyattn_kv_cache* cache);
+/* Tokens appended since init or reset: the next token's position. */
+size_t tinyattn_kv_cache_position(const tinyattn_kv_cache* cache);
+/* The slots, K[hkv][capacity][dk] and V[hkv][capacity][dv], of the cache's
+ * element type (token t in slot t % capacity); null for a null or
+ * uninitialized cache. */
+const void* tinyattn_kv_cache_keys(const tinyattn_kv_cache* cache);
+const void* tinyattn_kv_cache_values(const tinyattn_kv_cache* cache);
+
 /* ---- fp32 backward (docs/backward.md) ---------------------------------- */
 
 typedef enum tinyattn_backward_mode {
@@ -487,6 +589,25 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
   (TINYATTN_FLOATS_BYTES_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE)) *                     \
        ((mode) == TINYATTN_BACKWARD_RECOMPUTE ? 2u : 1u) +                                               \
    ((size_t)(m) > TINYATTN_KEY_TILE ? TINYATTN_FLOATS_BYTES_(dk) : (size_t)0) + TINYATTN_WORKSPACE_ALIGN)
+
+/* The KV cache's buffers, as tinyattn_kv_cache_storage_bytes and
+ * tinyattn_kv_cache_workspace_bytes. Storage: the keys and values, stored
+ * from a TINYATTN_WORKSPACE_ALIGN boundary. Workspace: a ring's keep-bit
+ * rows, then the forward's workspace for max_new queries over capacity keys
+ * (as C++'s KvCache::workspace_bytes); the query heads never matter. */
+#define TINYATTN_KV_DTYPE_BYTES(dtype) \
+  ((dtype) == TINYATTN_KV_F32 ? sizeof(float) : (dtype) == TINYATTN_KV_F16 ? sizeof(uint16_t) : sizeof(int8_t))
+#define TINYATTN_KV_CACHE_BYTES(hkv, capacity, dk, dv, dtype)                                     \
+  ((size_t)(hkv) * (size_t)(capacity) * ((size_t)(dk) + (size_t)(dv)) * TINYATTN_KV_DTYPE_BYTES(dtype) + \
+   TINYATTN_WORKSPACE_ALIGN)
+#define TINYATTN_KV_CACHE_MAX_NEW_(max_new) TINYATTN_MAX_((size_t)(max_new), (size_t)1)
+#define TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype)                                \
+  (((dtype) == TINYATTN_KV_I8                                                                                     \
+        ? TINYATTN_FORWARD_I8_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv)              \
+    : (dtype) == TINYATTN_KV_F16                                                                                  \
+        ? TINYATTN_FORWARD_F16_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)          \
+        : TINYATTN_FORWARD_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)) +          \
+   ((window) != 0 ? TINYATTN_KV_CACHE_MAX_NEW_(max_new) * TINYATTN_KEEP_BITS_ROW_BYTES(capacity) : (size_t)0))
 
 #ifdef __cplusplus
 } /* extern "C" */
