@@ -18,20 +18,23 @@ if(TARGET tinyattn_third_party AND "tinyattn_third_party" IN_LIST _tinyattn_link
   list(APPEND _tinyattn_exported tinyattn_third_party)
 endif()
 # Bare-metal Cortex-M: the board runtime (objects built for this build's
-# CPU), its headers, the shared section layout and tinyattnFirmware.cmake
+# CPU) and its opt-in pieces (tinyattn::semihosting, tinyattn::stack_check),
+# its headers, the shared section layout, the vector table's source (compiled
+# into each image, which gives the interrupt count) and tinyattnFirmware.cmake
 # (tinyattn_firmware_executable), so a firmware project brings only its
 # memory map.
 if(TARGET tinyattn_cortex_m_runtime)
-  list(APPEND _tinyattn_exported tinyattn_cortex_m_runtime)
+  list(APPEND _tinyattn_exported tinyattn_cortex_m_runtime tinyattn_cortex_m_semihosting tinyattn_cortex_m_stack_check)
   install(FILES "${TINYATTN_CORTEX_M_DIR}/board.h" "${TINYATTN_CORTEX_M_DIR}/semihosting.h"
           DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tinyattn_cortex_m")
-  install(FILES "${TINYATTN_CORTEX_M_DIR}/sections.ld" "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake"
+  install(FILES "${TINYATTN_CORTEX_M_DIR}/sections.ld" "${TINYATTN_CORTEX_M_DIR}/vectors.c"
+                "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake"
           DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
 endif()
 # Bare-metal RISC-V: picolibc's crt0 is the startup; the runtime is board.h's
-# semihosting output and exit.
+# output and exit and a trap handler, with the same opt-in pieces.
 if(TARGET tinyattn_riscv_runtime)
-  list(APPEND _tinyattn_exported tinyattn_riscv_runtime)
+  list(APPEND _tinyattn_exported tinyattn_riscv_runtime tinyattn_riscv_semihosting tinyattn_riscv_stack_check)
   install(FILES "${TINYATTN_RISCV_DIR}/board.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tinyattn_riscv")
   install(FILES "${PROJECT_SOURCE_DIR}/cmake/tinyattnFirmware.cmake" DESTINATION "${TINYATTN_INSTALL_CMAKEDIR}")
 endif()

@@ -28,6 +28,8 @@ set(CMAKE_ASM_FLAGS_INIT "${TINYATTN_CPU_FLAGS}")
 # glue supplies what is needed, so anything that wants the heap or stdio
 # fails to link instead of working by accident.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "--specs=nano.specs -nostartfiles -Wl,--gc-sections")
+# -DCMAKE_C_FLAGS=... and the like add to these flags rather than replace them.
+include(${CMAKE_CURRENT_LIST_DIR}/append-user-flags.cmake)
 # -O2 rather than CMake's -O3 for Release: smaller images, same as the
 # Linux cross targets (see linux-cross.cmake).
 set(CMAKE_C_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING "C flags for Release builds")

@@ -13,6 +13,8 @@ set(CMAKE_CXX_COMPILER ${TINYATTN_CROSS_TRIPLE}-g++)
 set(CMAKE_C_FLAGS_INIT "${TINYATTN_CROSS_FLAGS}")
 set(CMAKE_CXX_FLAGS_INIT "${TINYATTN_CROSS_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
+# -DCMAKE_C_FLAGS=... and the like add to these flags rather than replace them.
+include(${CMAKE_CURRENT_LIST_DIR}/append-user-flags.cmake)
 # Release at -O2, not CMake's -O3: GCC 12.2's aarch64 vectorizer crashes
 # (internal compiler error in vect_transform_reduction) on the property
 # tests at -O3. The SIMD kernels are explicit, so -O3 adds little. Set as

@@ -33,6 +33,8 @@ set(CMAKE_CXX_FLAGS_INIT "${_rv_common} -fno-exceptions -fno-rtti -fno-threadsaf
 set(CMAKE_ASM_FLAGS_INIT "${_rv_common}")
 # --specs=picolibc.specs reaches the link through the compile flags (twice fails).
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
+# -DCMAKE_C_FLAGS=... and the like add to these flags rather than replace them.
+include(${CMAKE_CURRENT_LIST_DIR}/append-user-flags.cmake)
 set(CMAKE_C_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING "C flags for Release builds")
 set(CMAKE_CXX_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING "C++ flags for Release builds")
 set(CMAKE_EXECUTABLE_SUFFIX_C .elf)

@@ -2,9 +2,15 @@
 # an install of tinyattn built with toolchains/cortex-m-generic.cmake (no
 # board folder, so no tests or benches in those builds):
 #  * Cortex-M7 (QEMU mps2-an500): tests/firmware, in C with its own memory
-#    map, found with find_package: the self-test's Unity transcript, an fp32
-#    and an int8 forward checked on the board, the image check (no heap,
-#    exception or RTTI symbols);
+#    map, found with find_package, configured with -DCMAKE_C_FLAGS (which
+#    must add to the toolchain's core flags, not replace them): the
+#    self-test's Unity transcript, an fp32 and an int8 forward checked on the
+#    board, the image check (no heap, exception or RTTI symbols), the stack
+#    check's high-water mark. The installed runtime's default output is the
+#    board's UART: these images run under QEMU without semihosting
+#    (toolchains/qemu-board-serial.sh), as shipped firmware does; only the
+#    micro:bit's int8 image opts in to semihosting (the runtime has no
+#    driver for its nRF51 UART);
 #  * cores without FPU: Cortex-M3 (QEMU mps2-an385, soft-float ABI), and
 #    Armv6-M code (-mcpu=cortex-m0) on the mps2-an385 and on the micro:bit
 #    (16 KB of RAM): tests/firmware/int8, int8 only on a plan printed by the
@@ -37,10 +43,21 @@ status=0
 # and libgcc's (__addsf3, __floatsidf, __fixsfsi, __extendsfdf2, ...).
 float_re_arm=' (__aeabi_(f|d)[a-z0-9]*|__aeabi_[a-z]+2[fd]|__[a-z]+[sd]f[0-9]?)$'
 float_re_riscv=' (__[a-z]+[sdt]f[0-9]?|__fix(uns)?[sdt]f[sdt]i|__float(un)?[sdt]i[sdt]f)$'
-run_riscv() {
-  timeout -k 5 120 qemu-system-riscv32 -M virt -bios none -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$1"
+# run_serial MACHINE ELF: QEMU without semihosting, the board's UART on
+# stdout, the image's exit status from the runtime's exit line ("virt": the
+# RISC-V board).
+run_serial() {
+  QEMU_TIMEOUT=120 "$R/toolchains/qemu-board-serial.sh" "$@"
 }
+# stack_ok LOG STACK_SIZE: the stack check's report at exit is plausible:
+# some stack used, less than the memory map's reservation.
+stack_ok() {
+  local used size
+  read -r used size < <(sed -n 's/^tinyattn board: stack high water \([0-9]*\) of \([0-9]*\) bytes$/\1 \2/p' "$1")
+  [ -n "$used" ] && [ "$used" -gt 0 ] && [ "$used" -lt "$size" ] && [ "$size" -eq "$2" ]
+}
+# A user's -DCMAKE_C_FLAGS / -DCMAKE_CXX_FLAGS on a firmware configure.
+user_flags=(-DCMAKE_C_FLAGS=-DFIRMWARE_USER_FLAG -DCMAKE_CXX_FLAGS=-DFIRMWARE_USER_FLAG)
 
 # -fstack-usage and the call graphs (no change to the code) for the size table's stack column.
 su="-fstack-usage -fcallgraph-info=su"
@@ -67,23 +84,27 @@ m7() {
   ta_say "[$label] tinyattn installed, then tests/firmware from the install"
   install_for m7 "$flags" || { echo "library build or install (log: $dir/m7/lib.log)"; return 1; }
   { cmake -S "$R/tests/firmware" -B "$dir/m7/fw" -G Ninja --toolchain "$tc" "-DTINYATTN_CPU_FLAGS=$flags" \
-      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m7/prefix" &&
+      -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/m7/prefix" "${user_flags[@]}" \
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON &&
     cmake --build "$dir/m7/fw"; } > "$dir/m7/fw.log" 2>&1 || { echo "firmware build (log: $dir/m7/fw.log)"; return 1; }
+  # The user's flag and the core's flags both reached the compiler (and the
+  # hard-float link above succeeded).
+  grep '"command".*main\.c' "$dir/m7/fw/compile_commands.json" | grep -- -DFIRMWARE_USER_FLAG |
+    grep -q -- -mfloat-abi=hard || { echo "-DCMAKE_C_FLAGS replaced the core's flags (see $dir/m7/fw/compile_commands.json)"; return 1; }
   elf=$dir/m7/fw/attention_firmware.elf
   cmake -DNM=arm-none-eabi-nm "-DIMAGE=$elf" -DNAME=attention_firmware \
     -P "$R/ports/targets/cortex_m/check_image.cmake" > "$dir/m7/image.log" 2>&1 ||
     { echo "image check (log: $dir/m7/image.log)"; return 1; }
-  timeout -k 5 120 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$elf" > "$dir/m7/run.log" 2>&1 ||
-    { echo "exit status $? (log: $dir/m7/run.log)"; return 1; }
+  run_serial mps2-an500 "$elf" > "$dir/m7/run.log" 2>&1 || { echo "exit status $? (log: $dir/m7/run.log)"; return 1; }
   grep -q '^attention_firmware: OK$' "$dir/m7/run.log" || { echo "no OK line (log: $dir/m7/run.log)"; return 1; }
+  stack_ok "$dir/m7/run.log" 16384 || { echo "no plausible stack high-water line (log: $dir/m7/run.log)"; return 1; }
 }
 if why=$(m7); then
   summary=$(grep -E '^[0-9]+ Tests [0-9]+ Failures' "$dir/m7/run.log" | tail -n 1)
   size=$(arm-none-eabi-size "$dir/m7/fw/attention_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
   # The self-test's checks, plus the firmware's own run as one.
   ta_append_row "$label" "default" - "$(($(awk '{ print $1 - $3 }' <<< "$summary") + 1))" 0 0 "$size" \
-    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, its own memory map"
+    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, its own memory map, -DCMAKE_C_FLAGS added to the core's, UART output without semihosting, $(sed -n 's/^tinyattn board: //p' "$dir/m7/run.log" | grep '^stack')"
 else
   ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
   status=1
@@ -100,9 +121,8 @@ m7_example() {
       "-DEXAMPLE_SOURCE=$R/ports/targets/cortex_m/example/firmware.cc" &&
     cmake --build "$dir/m7/example"; } > "$dir/m7/example.log" 2>&1 ||
     { echo "example build (log: $dir/m7/example.log)"; return 1; }
-  timeout -k 5 120 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$dir/m7/example/example_firmware.elf" \
-    > "$dir/m7/example-run.log" 2>&1 || { echo "exit status $? (log: $dir/m7/example-run.log)"; return 1; }
+  run_serial mps2-an500 "$dir/m7/example/example_firmware.elf" > "$dir/m7/example-run.log" 2>&1 ||
+    { echo "exit status $? (log: $dir/m7/example-run.log)"; return 1; }
   grep -q '^example: PASS$' "$dir/m7/example-run.log" || { echo "no PASS line (log: $dir/m7/example-run.log)"; return 1; }
 }
 if why=$(m7_example); then
@@ -133,14 +153,15 @@ rv() {
   # int8 image's check below could not see them either.
   riscv64-unknown-elf-nm "$elf" | grep -E "$float_re_riscv" > "$dir/rv/float_symbols.txt" ||
     { echo "no soft-float helper found in the fp32 image: the int8 check's pattern is wrong"; return 1; }
-  run_riscv "$elf" > "$dir/rv/run.log" 2>&1 || { echo "exit status $? (log: $dir/rv/run.log)"; return 1; }
+  run_serial virt "$elf" > "$dir/rv/run.log" 2>&1 || { echo "exit status $? (log: $dir/rv/run.log)"; return 1; }
   grep -q '^attention_firmware: OK$' "$dir/rv/run.log" || { echo "no OK line (log: $dir/rv/run.log)"; return 1; }
+  stack_ok "$dir/rv/run.log" 16384 || { echo "no plausible stack high-water line (log: $dir/rv/run.log)"; return 1; }
 }
 if why=$(rv); then
   summary=$(grep -E '^[0-9]+ Tests [0-9]+ Failures' "$dir/rv/run.log" | tail -n 1)
   size=$(riscv64-unknown-elf-size "$dir/rv/fw/attention_firmware.elf" | awk 'NR == 2 { print $1 "/" $2 "/" $3 }')
   ta_append_row "$label" "default" - "$(($(awk '{ print $1 - $3 }' <<< "$summary") + 1))" 0 0 "$size" \
-    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, no C++ standard library, $(wc -l < "$dir/rv/float_symbols.txt") soft-float helpers in the fp32 image"
+    "$(ta_seconds "$t")" "ok: outside C firmware, find_package from the install, no C++ standard library, $(wc -l < "$dir/rv/float_symbols.txt") soft-float helpers in the fp32 image, UART output without semihosting, $(sed -n 's/^tinyattn board: //p' "$dir/rv/run.log" | grep '^stack')"
 else
   ta_append_row "$label" "default" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: $why"
   status=1
@@ -163,12 +184,16 @@ host_tool() {
 
 # int8_on <name> <library> <cpu flags> <qemu machine> <memory map>: tinyattn
 # installed for the core (once per <library>), tests/firmware/int8 from the
-# install, its symbols, its run. Machine "virt" is the RISC-V one.
+# install, its symbols, its run. Machine "virt" is the RISC-V one; the
+# micro:bit's image talks over semihosting, the others over the UART.
 int8_on() {
   local name=$1 lib=$2 flags=$3 machine=$4 map=$5 d=$dir/$1
-  local toolchain=$tc nm=arm-none-eabi-nm float_re=$float_re_arm
+  local toolchain=$tc nm=arm-none-eabi-nm float_re=$float_re_arm semihosting=OFF
   if [ "$machine" = virt ]; then
     toolchain=$rv_tc nm=riscv64-unknown-elf-nm float_re=$float_re_riscv
+  fi
+  if [ "$machine" = microbit ]; then
+    semihosting=ON
   fi
   mkdir -p "$d" "$dir/$lib"
   if [ ! -d "$dir/$lib/prefix" ]; then
@@ -176,17 +201,17 @@ int8_on() {
   fi
   { cmake -S "$R/tests/firmware/int8" -B "$d/fw" -G Ninja --toolchain "$toolchain" "-DTINYATTN_CPU_FLAGS=$flags" \
       -DCMAKE_BUILD_TYPE=MinSizeRel "-DCMAKE_PREFIX_PATH=$dir/$lib/prefix" "-DINT8_PLAN_HEADER=$dir/int8_plan.h" \
-      "-DFIRMWARE_MEMORY_MAP=$map" &&
+      "-DFIRMWARE_MEMORY_MAP=$map" "-DFIRMWARE_SEMIHOSTING=$semihosting" &&
     cmake --build "$d/fw"; } > "$d/fw.log" 2>&1 || { echo "firmware build (log: $d/fw.log)"; return 1; }
   local elf=$d/fw/int8_firmware.elf
   "$nm" "$elf" | grep -E "$float_re" > "$d/float_symbols.txt" &&
     { echo "floating-point code in the int8 image: $(tr '\n' ' ' < "$d/float_symbols.txt")"; return 1; }
-  if [ "$machine" = virt ]; then
-    run_riscv "$elf" > "$d/run.log" 2>&1 || { echo "exit status $? (log: $d/run.log)"; return 1; }
-  else
+  if [ "$semihosting" = ON ]; then
     timeout -k 5 120 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
       -semihosting-config enable=on,target=native -kernel "$elf" > "$d/run.log" 2>&1 ||
       { echo "exit status $? (log: $d/run.log)"; return 1; }
+  else
+    run_serial "$machine" "$elf" > "$d/run.log" 2>&1 || { echo "exit status $? (log: $d/run.log)"; return 1; }
   fi
   # The integer-only self-test ran first and passed (the program exits 1 otherwise).
   grep -qE '^[0-9]+ Tests 0 Failures 0 Ignored$' "$d/run.log" ||

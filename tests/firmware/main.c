@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "board.h" /* tinyattn_board_write: the runtime's semihosting output */
+#include "board.h" /* tinyattn_board_write: the runtime's output (the board's UART) */
 #include "tinyattn/tinyattn_c.h"
 
 enum { N = 8, M = 8, DK = 16, DV = 16 };

@@ -1,36 +1,86 @@
-// Board glue for RISC-V bare metal with picolibc: picolibc's crt0 (linked
-// with --crt0=hosted: no command line and no printf-based fault dump, which
-// would pull in ~10 KB of printf with double support) sets up the stack,
-// .data and .bss, runs the constructors and main, and exit() ends the run
-// through semihosting (--oslib=semihost), so only the output and exit
-// functions of board.h and a trap handler are needed here. Output goes straight to
-// semihosting's SYS_WRITE0, without stdio (no FILE buffers, no heap).
+// Board glue for RISC-V bare metal with picolibc: picolibc's crt0 (the
+// hosted one by default: no command line and no printf-based fault dump,
+// which would pull in ~10 KB of printf with double support) sets up the
+// stack, .data and .bss, runs the constructors and main, and exit() ends in
+// _exit here. So only board.h's output and exit and a trap handler are
+// needed: output on the UART, or over semihosting when the image links the
+// semihosting piece (semihosting.c). Every function is weak.
+#include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "board.h"
 
-enum { kSysWrite0 = 0x04 };
+// The optional pieces (null when not linked).
+extern void tinyattn_semihosting_write(const char* text) __attribute__((weak));
+extern void tinyattn_semihosting_exit(int status) __attribute__((weak, noreturn));
+extern void tinyattn_board_stack_report(void) __attribute__((weak));
+
+// Set by the memory map (`tinyattn_board_uart_base = 0x10000000;` on QEMU's
+// virt): an absolute symbol whose address is the value; undefined means none.
+extern char tinyattn_board_uart_base[] __attribute__((weak));
 
 // A trap (access fault, illegal instruction, ...) ends the run with the
 // same status as a fault on the Cortex-M boards, 128 + 3, so the host can
-// tell a crash from a test failure (1); picolibc's own handler exits with 1.
+// tell a crash from a test failure (1).
 enum { kStatusFault = 128 + 3 };
 
-// picolibc's semihosting call (libsemihost: the slli/ebreak/srai sequence).
-extern uintptr_t sys_semihost(uintptr_t op, uintptr_t param);
+// NS16550A: THR at +0, LSR at +5 (bit 5: THR empty).
+enum { kUartThr = 0, kUartLsr = 5, kUartThrEmpty = 0x20 };
 
-void tinyattn_board_write(const char* text) { (void)sys_semihost(kSysWrite0, (uintptr_t)text); }
+void tinyattn_board_uart_write(const char* text) {
+  volatile uint8_t* const uart = (volatile uint8_t*)(uintptr_t)tinyattn_board_uart_base;
+  if (!uart) return;
+  for (; *text; ++text) {
+    while (!(uart[kUartLsr] & kUartThrEmpty)) {
+    }
+    uart[kUartThr] = (uint8_t)*text;
+  }
+}
 
-void tatest_write(const char* text) { tinyattn_board_write(text); }
+__attribute__((weak)) void tinyattn_board_write(const char* text) {
+  if (tinyattn_semihosting_write) {
+    tinyattn_semihosting_write(text);
+    return;
+  }
+  tinyattn_board_uart_write(text);
+}
 
-// picolibc's exit() reports the status to the host (SYS_EXIT_EXTENDED).
-void tinyattn_board_exit(int status) { _Exit(status); }
+__attribute__((weak)) void tatest_write(const char* text) { tinyattn_board_write(text); }
 
-// CSR reads: the core flags (-march=rv32imac) need not name Zicsr, which
+// CSR access: the core flags (-march=rv32imac) need not name Zicsr, which
 // every machine-mode core has.
 #define TINYATTN_READ_CSR(name, out) \
   __asm__ volatile(".option push\n.option arch, +zicsr\ncsrr %0, " #name "\n.option pop" : "=r"(out))
+
+__attribute__((weak, noreturn)) void tinyattn_board_exit(int status) {
+  if (tinyattn_semihosting_exit) tinyattn_semihosting_exit(status);
+  // No host to hand the status to: say it on the output (a test runner stops
+  // the emulator on this line), then stop the core.
+  // One write, built from the end: a write hook that prefixes its text
+  // keeps the line whole.
+  static const char prefix[] = "tinyattn board: exit ";
+  char line[sizeof prefix + sizeof "-2147483648\n"];
+  char* p = line + sizeof line;
+  *--p = '\0';
+  *--p = '\n';
+  uint32_t magnitude = status < 0 ? 0u - (uint32_t)status : (uint32_t)status;
+  do {
+    *--p = (char)('0' + magnitude % 10u);
+    magnitude /= 10u;
+  } while (magnitude != 0u);
+  if (status < 0) *--p = '-';
+  for (size_t i = sizeof prefix - 1; i > 0; --i) *--p = prefix[i - 1];
+  tinyattn_board_write(p);
+  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrci mstatus, 8\n.option pop" ::: "memory");  // MIE off
+  for (;;) __asm__ volatile("wfi");
+}
+
+// picolibc's exit() ends here (after atexit handlers and destructors): the
+// stack report when the image has the stack check, then the board's exit.
+__attribute__((weak, noreturn)) void _exit(int status) {
+  if (tinyattn_board_stack_report) tinyattn_board_stack_report();
+  tinyattn_board_exit(status);
+}
 
 static void hex32(char* out, uint32_t v) {
   for (int i = 7; i >= 0; --i) {
@@ -41,8 +91,9 @@ static void hex32(char* out, uint32_t v) {
 }
 
 // Direct-mode trap vector (4-byte aligned). It never returns, so it saves
-// nothing; it runs on the faulting code's stack.
-static __attribute__((noreturn, aligned(4), used)) void tinyattn_trap(void) {
+// nothing; it runs on the faulting code's stack. Weak: a firmware's own
+// tinyattn_trap_handler (4-byte aligned) takes its place in mtvec.
+__attribute__((weak, noreturn, aligned(4))) void tinyattn_trap_handler(void) {
   uint32_t cause, epc, tval;
   TINYATTN_READ_CSR(mcause, cause);
   TINYATTN_READ_CSR(mepc, epc);
@@ -58,5 +109,5 @@ static __attribute__((noreturn, aligned(4), used)) void tinyattn_trap(void) {
 // Runs before main (picolibc's crt0 calls the constructors): replaces
 // picolibc's trap vector with the one above.
 static __attribute__((constructor)) void tinyattn_install_trap(void) {
-  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrw mtvec, %0\n.option pop" ::"r"(&tinyattn_trap));
+  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrw mtvec, %0\n.option pop" ::"r"(&tinyattn_trap_handler));
 }

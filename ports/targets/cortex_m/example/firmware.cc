@@ -3,11 +3,12 @@
 //   1. power-on self-test of the kernels on this silicon (tinyattn::selftest)
 //   2. a small attention workload with a compile-time shape: 2 query heads
 //      sharing one key/value head (grouped-query), causal mask
-//   3. results over semihosting (ending in a Unity summary line, like the
-//      tests); the exit status says pass (0) or fail (1)
+//   3. results on the board's output (ending in a Unity summary line, like
+//      the tests); the exit status says pass (0) or fail (1)
 //
 // No heap, no exceptions, no RTTI, no printf: everything is static and text
-// goes out through tinyattn_board_write (replace it with a UART on hardware).
+// goes out through tinyattn_board_write (the runtime's UART output by
+// default; define your own to write elsewhere).
 // Copy this file and the board's example/CMakeLists.txt to start a firmware.
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,26 @@
+# Checks that an image's vector table has the size its interrupt count asks
+# for, 16 system entries + IRQ_COUNT, 4 bytes each (nm -S of
+# tinyattn_vector_table), printing a one-case Unity transcript:
+#   cmake -DNM=<nm> -DIMAGE=<elf> -DIRQ_COUNT=<n> -DNAME=<case> -P check_vectors.cmake
+execute_process(COMMAND ${NM} -S ${IMAGE} RESULT_VARIABLE rc OUTPUT_VARIABLE symbols ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} -S ${IMAGE} failed: ${err}")
+endif()
+math(EXPR expect "(16 + ${IRQ_COUNT}) * 4")
+set(why "no tinyattn_vector_table symbol")
+if(symbols MATCHES "[0-9a-fA-F]+ ([0-9a-fA-F]+) [A-Za-z] tinyattn_vector_table\n")
+  math(EXPR size "0x${CMAKE_MATCH_1}")
+  if(size EQUAL expect)
+    set(why "")
+  else()
+    set(why "tinyattn_vector_table is ${size} bytes, expected ${expect} (16 + ${IRQ_COUNT} entries)")
+  endif()
+endif()
+if(NOT why)
+  message("check_vectors.cmake:1:${NAME}:PASS")
+  message("\n-----------------------\n1 Tests 0 Failures 0 Ignored\nOK")
+else()
+  message("check_vectors.cmake:1:${NAME}:FAIL: ${why}")
+  message("\n-----------------------\n1 Tests 1 Failures 0 Ignored\nFAIL")
+  message(FATAL_ERROR "${why}")
+endif()
