@@ -2,7 +2,7 @@
 # Cortex-M55, Cortex-M33 with soft float, Cortex-M7 with the double FPU and
 # Armv6-M code with soft float), from -fstack-usage and -fcallgraph-info=su (GCC), against the
 # bound stated in docs/hardening.md (STACK_BOUND bytes). The library sources
-# (lib/src, ports/registry.cc and the ports a board build compiles) are
+# of the ports a board build compiles, as sources.json lists them, are
 # compiled directly with each board's CPU flags at -O3 (the Release build);
 # scripts/stack_report.py walks the call graphs. One row per board; the
 # report lands in $BUILD_ROOT/hardening/stack/<board>.md.
@@ -39,37 +39,45 @@ for board in cortex-m4 cortex-m55 cortex-m33 cortex-m7 cortex-m0; do
   out=$dir/$board
   rm -rf "$out"
   mkdir -p "$out"
-  sources=("$R"/lib/src/*.cc "$R/ports/registry.cc" "$R/ports/registry_i8.cc" "$R"/ports/backends/scalar/*.cc)
-  defs=()
-  built=kScalar  # the registry's TINYATTN_PORTS_BUILT (ports/registry.h)
-  fused=0        # TINYATTN_BUILT_FUSED_BLOCKS: whether a built port's fused column in tinyattn/port_list.h is 1
-  # The SIMD ports a board build compiles: Highway (static dispatch) on all
-  # but the Armv6-M build (its preset leaves Highway out), Helium on the M55.
-  # (the kernel files only: the boards use static dispatch, so no dispatch
-  # runtime, and the folders' probe/test-hook programs are not the library)
-  if [ "$board" != cortex-m0 ] && [ -f "$R/ports/backends/highway/highway_kernels.cc" ] && [ -e "$dir/include/hwy" ]; then
-    sources+=("$R/ports/backends/highway/highway_kernels.cc" "$R/ports/backends/highway/highway_kernels_i8.cc")
-    built=$built,kHighway
-    fused=1
+  # The ports a board build compiles: Highway (static dispatch) on all but
+  # the Armv6-M build (its preset leaves Highway out), Helium on the M55, the
+  # DSP port on every one of these cores but Armv6-M (the M4's, M7's and
+  # M33's default port). Their sources, defines (the registry's
+  # TINYATTN_PORTS_BUILT and TINYATTN_DEFAULT_PORT, TINYATTN_BUILT_FUSED_BLOCKS),
+  # include directories and flags come from sources.json, as a build
+  # without CMake takes them (scripts/sources.py); --check-with stops on a
+  # port the core does not have.
+  ports=scalar
+  if [ "$board" != cortex-m0 ] && [ -e "$dir/include/hwy" ]; then
+    ports=$ports,highway
   fi
-  if [ "$board" = cortex-m55 ] && [ -f "$R/ports/backends/mve/mve.cc" ]; then
-    sources+=("$R/ports/backends/mve/mve.cc" "$R/ports/backends/mve/mve_i8.cc")
-    built=$built,kMve
-    fused=1
+  if [ "$board" = cortex-m55 ]; then
+    ports=$ports,mve
   fi
-  # The DSP port: every one of these cores but Armv6-M has the DSP extension
-  # (the M4's, M7's and M33's default port).
-  if [ "$board" != cortex-m0 ] && [ -f "$R/ports/backends/dsp/dsp.cc" ]; then
-    sources+=("$R/ports/backends/dsp/dsp.cc" "$R/ports/backends/dsp/dsp_i8.cc")
-    built=$built,kDsp
+  if [ "$board" != cortex-m0 ]; then
+    ports=$ports,dsp
   fi
-  defs+=(-DTINYATTN_PORTS_BUILT=$built -DTINYATTN_BUILT_FUSED_BLOCKS=$fused)
+  recipe=(--ports "$ports" --arch arm)
+  if ! mapfile -t sources < <(python3 "$R/scripts/sources.py" files "${recipe[@]}" --check-with "arm-none-eabi-g++ $cpu" 2> "$out/recipe.log") ||
+     [ "${#sources[@]}" -eq 0 ]; then
+    cp "$out/recipe.log" "$dir/$board.md"
+    ta_append_row "$board" "stack" - 0 1 0 - "$(ta_seconds "$t")" "FAILED: the recipe of sources.json ($out/recipe.log)"
+    fail=1
+    continue
+  fi
+  read -ra defs <<< "$(python3 "$R/scripts/sources.py" defines "${recipe[@]}")"
+  read -ra incs <<< "$(python3 "$R/scripts/sources.py" includes "${recipe[@]}")"
+  read -ra lang <<< "$(python3 "$R/scripts/sources.py" flags "${recipe[@]}")"
+  declare -A file_flags=()
+  while IFS=$'\t' read -r f flags; do
+    file_flags[$f]=$flags
+  done < <(python3 "$R/scripts/sources.py" file-flags "${recipe[@]}")
   rc=0
   for src in "${sources[@]}"; do
     obj=$out/$(echo "${src#"$R"/}" | tr / _).o
     # shellcheck disable=SC2086
-    arm-none-eabi-g++ -std=c++17 -O3 -DNDEBUG $cpu -fno-exceptions -fno-rtti -ffunction-sections \
-      -fstack-usage -fcallgraph-info=su "${defs[@]}" -I"$R/lib/include" -I"$R/lib/contract/include" -I"$R/ports" -isystem "$dir/include" \
+    arm-none-eabi-g++ -O3 -DNDEBUG $cpu "${lang[@]}" ${file_flags[$src]:-} \
+      -fstack-usage -fcallgraph-info=su "${defs[@]}" "${incs[@]}" -isystem "$dir/include" \
       -c "$src" -o "$obj" >> "$out/compile.log" 2>&1 || { rc=1; echo "FAILED: $src" >> "$out/compile.log"; }
   done
   if [ "$rc" -eq 0 ]; then
