@@ -25,12 +25,14 @@ void tinyattn_stack_paint(void) {
   for (volatile uint32_t* p = &__stack_limit__; (uintptr_t)p < sp; ++p) *p = kPaint;
 }
 
-size_t tinyattn_board_stack_size(void) { return (size_t)((char*)&__stack_top__ - (char*)&__stack_limit__); }
+// Addresses as integers: the linker's symbols are two objects to C, and
+// comparing or subtracting pointers to different objects is undefined.
+size_t tinyattn_board_stack_size(void) { return (size_t)((uintptr_t)&__stack_top__ - (uintptr_t)&__stack_limit__); }
 
 size_t tinyattn_board_stack_high_water(void) {
   const volatile uint32_t* p = &__stack_limit__;
-  while (p < &__stack_top__ && *p == kPaint) ++p;
-  return (size_t)((const char*)&__stack_top__ - (const char*)p);
+  while ((uintptr_t)p < (uintptr_t)&__stack_top__ && *p == kPaint) ++p;
+  return (size_t)((uintptr_t)&__stack_top__ - (uintptr_t)p);
 }
 
 static char* decimal(char* out, size_t value) {

@@ -22,12 +22,14 @@ static __attribute__((constructor(101))) void tinyattn_stack_paint(void) {
   for (volatile uint32_t* p = __heap_end; (uintptr_t)p < sp; ++p) *p = kPaint;
 }
 
-size_t tinyattn_board_stack_size(void) { return (size_t)((char*)__stack - (char*)__heap_end); }
+// Addresses as integers: the linker's symbols are two objects to C, and
+// comparing or subtracting pointers to different objects is undefined.
+size_t tinyattn_board_stack_size(void) { return (size_t)((uintptr_t)__stack - (uintptr_t)__heap_end); }
 
 size_t tinyattn_board_stack_high_water(void) {
   const volatile uint32_t* p = __heap_end;
-  while (p < __stack && *p == kPaint) ++p;
-  return (size_t)((const char*)__stack - (const char*)p);
+  while ((uintptr_t)p < (uintptr_t)__stack && *p == kPaint) ++p;
+  return (size_t)((uintptr_t)__stack - (uintptr_t)p);
 }
 
 static char* decimal(char* out, size_t value) {
