@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../board_text.h"
 #include "board.h"
 
 // The optional pieces (null when not linked).
@@ -56,21 +57,8 @@ __attribute__((weak, noreturn)) void tinyattn_board_exit(int status) {
   if (tinyattn_semihosting_exit) tinyattn_semihosting_exit(status);
   // No host to hand the status to: say it on the output (a test runner stops
   // the emulator on this line), then stop the core.
-  // One write, built from the end: a write hook that prefixes its text
-  // keeps the line whole.
-  static const char prefix[] = "tinyattn board: exit ";
-  char line[sizeof prefix + sizeof "-2147483648\n"];
-  char* p = line + sizeof line;
-  *--p = '\0';
-  *--p = '\n';
-  uint32_t magnitude = status < 0 ? 0u - (uint32_t)status : (uint32_t)status;
-  do {
-    *--p = (char)('0' + magnitude % 10u);
-    magnitude /= 10u;
-  } while (magnitude != 0u);
-  if (status < 0) *--p = '-';
-  for (size_t i = sizeof prefix - 1; i > 0; --i) *--p = prefix[i - 1];
-  tinyattn_board_write(p);
+  char line[TINYATTN_BOARD_EXIT_LINE_BYTES];
+  tinyattn_board_write(tinyattn_board_exit_line(line, status));
   __asm__ volatile(".option push\n.option arch, +zicsr\ncsrci mstatus, 8\n.option pop" ::: "memory");  // MIE off
   for (;;) __asm__ volatile("wfi");
 }

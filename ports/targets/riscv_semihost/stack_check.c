@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../board_text.h"
 #include "board.h"
 
 extern uint32_t __stack[], __heap_end[];
@@ -32,26 +33,8 @@ size_t tinyattn_board_stack_high_water(void) {
   return (size_t)((uintptr_t)__stack - (uintptr_t)p);
 }
 
-static char* decimal(char* out, size_t value) {
-  char digits[12];
-  int n = 0;
-  do {
-    digits[n++] = (char)('0' + value % 10u);
-    value /= 10u;
-  } while (value != 0u && n < 12);
-  while (n) *out++ = digits[--n];
-  return out;
-}
-
 __attribute__((weak)) void tinyattn_board_stack_report(void) {
-  char line[80] = "tinyattn board: stack high water ";
-  char* p = line + sizeof "tinyattn board: stack high water " - 1;
-  p = decimal(p, tinyattn_board_stack_high_water());
-  static const char of[] = " of ";
-  for (const char* s = of; *s; ++s) *p++ = *s;
-  p = decimal(p, tinyattn_board_stack_size());
-  static const char bytes[] = " bytes\n";
-  for (const char* s = bytes; *s; ++s) *p++ = *s;
-  *p = '\0';
+  char line[TINYATTN_BOARD_STACK_LINE_BYTES];
+  tinyattn_board_stack_line(line, tinyattn_board_stack_high_water(), tinyattn_board_stack_size());
   tinyattn_board_write(line);
 }
