@@ -425,15 +425,22 @@ Speed against the fastest peer at each shape (the faster of Eigen and oneDNN):
 Every implementation's Y is within {worst:.1e} of the triple loop's at every shape."""
 
 
-def parts_section(r):
-    t = r.parts
+def pivot(rows):
+    """A long table of (shape, name, ...) rows as its shapes and names in
+    first-seen order and each row by (shape, name)."""
     shapes, names, at = [], [], {}
-    for row in t.rows:
+    for row in rows:
         if row[0] not in shapes:
             shapes.append(row[0])
         if row[1] not in names:
             names.append(row[1])
         at[row[0], row[1]] = row
+    return shapes, names, at
+
+
+def parts_section(r):
+    t = r.parts
+    shapes, names, at = pivot(t.rows)
 
     def cell(row):
         name, time, share = row[1], row[2], row[3].replace("**", "")
@@ -464,13 +471,7 @@ products alone plus its softmax alone.
 
 def small_section(r):
     t = r.small
-    shapes, names, at = [], [], {}
-    for row in t.rows:
-        if row[0] not in shapes:
-            shapes.append(row[0])
-        if row[1] not in names:
-            names.append(row[1])
-        at[row[0], row[1]] = row
+    shapes, names, at = pivot(t.rows)
     rows = [[short(n, ": ")] + [f"{at[s, n][2].replace(' us', ' µs')}, {times(at[s, n][3])}" if (s, n) in at else "–"
                           for s in shapes] for n in names]
     return f"""\
