@@ -15,7 +15,7 @@ manifest (sources.json, read by spec.py):
 
   make_packages.py --out DIR [--kind KIND ...] [--url URL]
 
-Python 3 standard library only. docs/firmware.md (Packages) says how each
+Python 3 standard library only. docs/packages.md says how each
 package is used; scripts/packaging/validate_packages.py checks them.
 """
 
@@ -106,7 +106,7 @@ def readme(spec, kind, body):
     return (f"# tinyattn {spec.version}: {kind}\n\n"
             f"Scaled dot-product attention for firmware (fixed size, no heap, fp32/fp16/int8,\n"
             f"a power-on self-test), packaged for {kind}. This folder is {GENERATED.split(':')[0]}\n"
-            f"of the tinyattn repository; its docs/firmware.md (Packages) says how to use it.\n\n"
+            f"of the tinyattn repository; its docs/packages.md says how to use it.\n\n"
             + body)
 
 

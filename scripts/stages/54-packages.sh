@@ -1,4 +1,4 @@
-# The firmware ecosystems' packages (docs/firmware.md, Packages), generated from
+# The firmware ecosystems' packages (docs/packages.md), generated from
 # sources.json by scripts/packaging/make_packages.py into $BUILD_ROOT/packages:
 #  * each package's manifest checked against its format's published rules
 #    (scripts/packaging/validate_packages.py: pykwalify, jsonschema, kconfiglib,
