@@ -68,7 +68,7 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
   TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
   TINYATTN_PORT_DSP,      /* Armv7E-M DSP extension (Cortex-M4, M7, M33) */
-  /* new ports go above this line */
+  /* further ports go above this line */
   TINYATTN_PORT_END_, /* not a value: one past the last port (= TINYATTN_PORT_COUNT) */
   TINYATTN_PORT_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_PORT_MAX_ = 0x7FFFFFFF
