@@ -184,7 +184,15 @@ RowExpect expect_row(const Dims& d, const float* q, const float* k, const float*
     // The fp32 value of the exact scaled dot product: +-inf past fp32's
     // range (2 FLT_MAX: beyond any rounding); from 1e37 on, rounding decides.
     double logit = scale * dot;
-    if (std::isfinite(logit) && std::fabs(logit) > 2.0 * FLT_MAX) logit = logit > 0 ? INFINITY : -INFINITY;
+    if (std::isfinite(logit) && std::fabs(logit) > 2.0 * FLT_MAX) {
+      logit = logit > 0 ? INFINITY : -INFINITY;
+      // A finite fp32 dot product is not recomputed (only an overflowing
+      // one is), and it carries fp32's error: where huge products cancel,
+      // that error may leave it finite and the logit in range.
+      if (std::isfinite(abs_dot) &&
+          std::fabs(scale * dot) - logit_error(abs_dot, 0, scale, d.dk, native) < 2.0 * FLT_MAX)
+        r.any = true;
+    }
     if (std::isfinite(logit) && std::fabs(logit) > 1e37) r.any = true;
     const double bias = mask.bias ? mask.bias[h * mask.head_stride + i * d.m + j] : 0.0;
     s[j] = logit + bias;
