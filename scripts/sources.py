@@ -19,7 +19,7 @@ other build: a Makefile, an IDE project, a package (docs/firmware.md,
 Selection:
   --ports scalar,dsp     the ports to build (scalar is always added: it is
                          every build's fallback, and int8 needs its table)
-  --dtypes f32,i8        the paths to build: f32, f16, i8 (default all);
+  --dtypes f32,i8        the paths to build: f32, f16, i8, kv_i8 (default all);
                          a subset needs --gc-sections at link time (the C
                          API's wrappers reach every path)
   --default PORT         what Port::kDefault is (default: the chosen port of
@@ -44,7 +44,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "sources.json")
-DTYPES = ("f32", "f16", "i8")
+DTYPES = ("f32", "f16", "i8", "kv_i8")
 ROLES = ("library", "dispatch_runtime", "probe", "test_hook")
 WHEN_KEYS = {"arch", "hosted"}
 

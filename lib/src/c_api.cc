@@ -365,7 +365,7 @@ tinyattn_status kv_attend(tinyattn_kv_cache* cache, const T* q, T* y, size_t n, 
   const size_t keep = kv_keep_bytes(s);
   const Workspace ws{cache->scratch_ + keep, cache->scratch_bytes_ - keep};
   return to_c(detail::kv_cache_attend(s, static_cast<const T*>(cache->keys_), static_cast<const T*>(cache->values_),
-                                      cache->position_, ws, cache->scratch_, q, y, n,
+                                      cache->position_, ws, cache->scratch_, s.window != 0 ? s.max_new : 0, q, y, n,
                                       extra...));
 }
 

@@ -32,14 +32,19 @@ CAPI_KV_CONFIGS(CAPI_KV_CACHE)
 
 // The C sizing macros against the C++ class's sizes: the storage from an
 // aligned address (one alignment of slack), the workspace with a ring's
-// keep-bit rows.
+// keep-bit rows: the forward's for max_new queries (the C++ class may hold
+// more, to run a group's query heads as rows in one pass).
 #define CAPI_KV_SIZES(name, dtype, hq, hkv, dk, dv, capacity, max_new, window)                                        \
   static_assert(                                                                                                      \
       TINYATTN_KV_CACHE_BYTES(hkv, capacity, dk, dv, dtype) == decltype(g_##name)::kStorageBytes + kWorkspaceAlign,   \
       #name ": storage macro");                                                                                       \
   static_assert(TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype) ==                        \
-                    decltype(g_##name)::workspace_bytes + (window ? max_new * decltype(g_##name)::kKeepRowBytes : 0), \
-                #name ": workspace macro");
+                    detail::KvCacheForward<Element<dtype>::type>::workspace_bytes(decltype(g_##name)::dims) +         \
+                        (window ? max_new * decltype(g_##name)::kKeepRowBytes : 0),                                   \
+                #name ": workspace macro");                                                                           \
+  static_assert(decltype(g_##name)::workspace_bytes >=                                                                \
+                    detail::KvCacheForward<Element<dtype>::type>::workspace_bytes(decltype(g_##name)::dims),          \
+                #name ": the class holds at least the forward's workspace");
 CAPI_KV_CONFIGS(CAPI_KV_SIZES)
 #undef CAPI_KV_SIZES
 

@@ -1,0 +1,249 @@
+// The int8 storage of a KvCache that computes in fp32 (KvInt8<Scale>,
+// tinyattn/kv_cache.h): each token's key and value row of each KV head
+// quantized on append with a symmetric scale of its own, and attend run on
+// the port's int8 kernels over the stored bytes, never expanding the cache:
+//   logit_j = (scale * s_q) * (s_kj * <q8, k8_j>)     (q8: the query row quantized)
+//   y       = sum_j p_j s_vj v8_j / sum_j p_j,  with p_j = exp(logit_j - max)
+// where the value scales fold into the weights: w_j = p_j s_vj, carried as
+// integers w_j * kProbOne / sum_j w_j through the port's weighted_sum.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "detail.h"
+#include "row_core.h"
+#include "tinyattn/kernels_i8.h"
+#include "tinyattn/kv_cache.h"
+
+namespace tinyattn {
+namespace detail {
+namespace {
+
+float scale_at(const void* scales, bool half_scales, size_t i) {
+  return half_scales ? to_float(static_cast<const half*>(scales)[i]) : static_cast<const float*>(scales)[i];
+}
+
+// The scale of a row whose largest |x| is amax: amax / 127, as stored (fp16
+// rounded up, so no element quantizes past 127). 0 for a row of zeros.
+// False when it cannot be stored (a non-finite row; past fp16's range).
+bool row_scale(float amax, bool half_scales, float* scale, half* stored) {
+  if (!(amax <= FLT_MAX)) return false;  // inf or NaN
+  float s = amax / 127.0f;
+  if (half_scales) {
+    half h = to_half(s);
+    if (to_float(h) < s) h.bits = static_cast<uint16_t>(h.bits + 1);  // positive: the next half up
+    s = to_float(h);
+    if (!(s <= 65504.0f)) return false;
+    *stored = h;
+  }
+  *scale = s;
+  return true;
+}
+
+float max_abs(const float* x, size_t n) {
+  float m = 0.0f;
+  for (size_t c = 0; c < n; ++c) {
+    const float a = std::fabs(x[c]);
+    m = a > m || a != a ? a : m;  // NaN stays (and fails row_scale)
+  }
+  return m;
+}
+
+// x[c] / scale rounded to nearest, in [-127, 127] (scale from row_scale).
+// Divides: a subnormal scale has no finite inverse (append only, off the
+// attend's path).
+void quantize_row(const float* x, size_t n, float scale, int8_t* out) {
+  for (size_t c = 0; c < n; ++c) {
+    float r = scale > 0.0f ? std::nearbyint(x[c] / scale) : 0.0f;
+    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+    out[c] = static_cast<int8_t>(r);
+  }
+}
+
+// Whether every row of width n at x has a scale that can be stored.
+bool rows_storable(const float* x, size_t rows, size_t n, bool half_scales) {
+  for (size_t r = 0; r < rows; ++r) {
+    float s;
+    half h;
+    if (!row_scale(max_abs(x + r * n, n), half_scales, &s, &h)) return false;
+  }
+  return true;
+}
+
+void store_row(const float* x, size_t n, bool half_scales, int8_t* out, void* scales, size_t slot) {
+  float s = 0.0f;
+  half h{};
+  row_scale(max_abs(x, n), half_scales, &s, &h);
+  if (half_scales)
+    static_cast<half*>(scales)[slot] = h;
+  else
+    static_cast<float*>(scales)[slot] = s;
+  quantize_row(x, n, s, out + slot * n);
+}
+
+// The contiguous slot ranges that token p's query sees: the sinks, then the
+// window, which may wrap around the ring once. Returns the range count (at
+// most 3). Order does not matter to a softmax.
+size_t visible_slots(const KvCacheShape& s, size_t p, KeyRange* out) {
+  const size_t lo = s.window != 0 && p + 1 > s.window ? p + 1 - s.window : 0;
+  if (lo <= s.sinks) {  // linear, or no token dropped yet: every token in its own slot
+    out[0] = KeyRange{0, p + 1};
+    return 1;
+  }
+  size_t count = 0;
+  if (s.sinks > 0) out[count++] = KeyRange{0, s.sinks};
+  const size_t first = kv_cache_slot(s, lo), tokens = p + 1 - lo;
+  if (first + tokens <= s.capacity) {
+    out[count++] = KeyRange{first, first + tokens};
+  } else {
+    out[count++] = KeyRange{first, s.capacity};
+    out[count++] = KeyRange{s.sinks, s.sinks + tokens - (s.capacity - first)};
+  }
+  return count;
+}
+
+// The scratch from its first aligned byte.
+unsigned char* aligned_base(Workspace ws) {
+  auto* base = static_cast<unsigned char*>(ws.data);
+  return base + (kWorkspaceAlign - reinterpret_cast<uintptr_t>(base) % kWorkspaceAlign) % kWorkspaceAlign;
+}
+
+}  // namespace
+
+Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const float* k,
+                      const float* v, size_t n, const KvRope& rope, Workspace ws) {
+  if (k == nullptr || v == nullptr) return Status::kNullPointer;
+  if (n == 0 || n > s.max_new) return Status::kBadDimension;
+  if (s.window == 0 && position + n > s.capacity) return Status::kCacheFull;
+  // A token that int8 cannot hold (inf, NaN, or past an fp16 scale's range)
+  // is refused before anything is written.
+  if (!rows_storable(k, s.hkv * n, s.dk, slots.half_scales) || !rows_storable(v, s.hkv * n, s.dv, slots.half_scales))
+    return Status::kBadQuantization;
+  if (rope.on && (ws.data == nullptr || ws.bytes < kv_int8_workspace_bytes(s))) return Status::kWorkspaceTooSmall;
+  auto* rotated = rope.on ? reinterpret_cast<float*>(aligned_base(ws)) : nullptr;
+  for (size_t h = 0; h < s.hkv; ++h)
+    for (size_t t = 0; t < n; ++t) {
+      const size_t slot = h * s.capacity + kv_cache_slot(s, position + t);
+      const float* key = k + (h * n + t) * s.dk;
+      if (rotated) {  // rotation keeps a finite row finite: the scale check above holds for it
+        for (size_t c = 0; c < s.dk; ++c) rotated[c] = key[c];
+        rope_row(rope.row, rotated, rope.origin + position + t);
+        key = rotated;
+      }
+      store_row(key, s.dk, slots.half_scales, slots.k, slots.k_scale, slot);
+      store_row(v + (h * n + t) * s.dv, s.dv, slots.half_scales, slots.v, slots.v_scale, slot);
+    }
+  position += n;
+  return Status::kOk;
+}
+
+Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                      Workspace ws, const float* q, float* y, size_t n, const Options& options) {
+  if (q == nullptr || y == nullptr || ws.data == nullptr) return Status::kNullPointer;
+  if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
+  if (options.scale && !std::isfinite(*options.scale)) return Status::kBadScale;
+  if (options.softcap && !(*options.softcap > 0.0f && std::isfinite(*options.softcap))) return Status::kBadScale;
+  const KernelsF32* kf = kernels_f32(options.port);
+  const KernelsI8* ki = kernels_i8(options.port);
+  if (kf == nullptr || ki == nullptr) return Status::kPortUnavailable;
+  if (ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
+  const Dims d = kv_cache_dims(s, n);
+  // y may not overlap what attend reads (q, the cache) or its scratch.
+  const Extent ins[] = {{q, d.q_elems() * sizeof(float)},
+                        {cache.k, s.hkv * s.capacity * s.dk},
+                        {cache.v, s.hkv * s.capacity * s.dv},
+                        {ws.data, kv_int8_workspace_bytes(s)}};
+  const Extent outs[] = {{y, d.y_elems() * sizeof(float)}};
+  if (check_aliasing(ins, 4, outs, 1) != Status::kOk) return Status::kAliasing;
+
+  const float scale = effective_scale(d, options);
+  // The scratch: int32 scores (then integer weights), fp32 logits (then
+  // exponentials), the quantized query, two int32 accumulators.
+  unsigned char* base = aligned_base(ws);
+  auto* ints = reinterpret_cast<int32_t*>(base);
+  auto* logits = reinterpret_cast<float*>(base + s.capacity * 4);
+  auto* acc = reinterpret_cast<int32_t*>(base + s.capacity * 8);
+  int32_t* acc_part = acc + s.dv;
+  auto* rotated = reinterpret_cast<float*>(acc_part + s.dv);
+  auto* q8 = reinterpret_cast<int8_t*>(rotated + s.dk);
+
+  const size_t group = s.hq / s.hkv;
+  for (size_t h = 0; h < s.hq; ++h) {
+    const size_t kvh = h / group;
+    const int8_t* keys = cache.k + kvh * s.capacity * s.dk;
+    const int8_t* values = cache.v + kvh * s.capacity * s.dv;
+    const size_t scale_base = kvh * s.capacity;
+    for (size_t i = 0; i < n; ++i) {
+      const float* qi = q + (h * n + i) * s.dk;
+      float* yi = y + (h * n + i) * s.dv;
+      const size_t p = position - n + i;
+      if (rope.on) {
+        for (size_t c = 0; c < s.dk; ++c) rotated[c] = qi[c];
+        rope_row(rope.row, rotated, rope.origin + p);
+        qi = rotated;
+      }
+      KeyRange ranges[3];
+      const size_t range_count = visible_slots(s, p, ranges);
+      // A query int8 cannot hold (inf or NaN) gives a NaN row.
+      float sq = 0.0f;
+      half unused;
+      if (!row_scale(max_abs(qi, s.dk), false, &sq, &unused)) {
+        for (size_t c = 0; c < s.dv; ++c) yi[c] = kNaN;
+        continue;
+      }
+      quantize_row(qi, s.dk, sq, q8);
+      const float qs = scale * sq;
+      size_t count = 0;
+      for (size_t r = 0; r < range_count; ++r) {
+        const size_t len = ranges[r].size();
+        ki->scores(q8, keys + ranges[r].lo * s.dk, s.dk, len, s.dk, 0, 0, ints + count);
+        for (size_t j = 0; j < len; ++j)
+          logits[count + j] =
+              static_cast<float>(ints[count + j]) * scale_at(cache.k_scale, cache.half_scales, scale_base + ranges[r].lo + j) * qs;
+        count += len;
+      }
+      if (options.softcap) cap_logits(*options.softcap, logits, count);
+      const float mx = kf->row_max(logits, count);
+      if (mx != mx) {  // a logit past fp32 times 0
+        for (size_t c = 0; c < s.dv; ++c) yi[c] = kNaN;
+        continue;
+      }
+      const float sum_e = exponentiate(*kf, logits, count, mx);
+      // w_j = e_j s_vj; the integer weights split kProbOne in their proportions.
+      float total = 0.0f;
+      for (size_t r = 0, at = 0; r < range_count; ++r)
+        for (size_t j = ranges[r].lo; j < ranges[r].hi; ++j, ++at) {
+          logits[at] *= scale_at(cache.v_scale, cache.half_scales, scale_base + j);
+          total += logits[at];
+        }
+      if (!(total > 0.0f)) {  // every visible value row is 0
+        for (size_t c = 0; c < s.dv; ++c) yi[c] = 0.0f;
+        continue;
+      }
+      float unscale = 1.0f;
+      while (total < 0x1p-60f) {  // tiny value scales: kProbOne / total stays finite
+        for (size_t j = 0; j < count; ++j) logits[j] *= 0x1p64f;
+        total *= 0x1p64f;
+        unscale *= 0x1p-64f;
+      }
+      const float to_int = static_cast<float>(kProbOne) / total;
+      for (size_t j = 0; j < count; ++j) {
+        const float w = logits[j] * to_int + 0.5f;
+        ints[j] = w < static_cast<float>(kProbOne) ? static_cast<int32_t>(w) : static_cast<int32_t>(kProbOne);
+      }
+      for (size_t r = 0, at = 0; r < range_count; ++r) {
+        const size_t len = ranges[r].size();
+        ki->weighted_sum(ints + at, values + ranges[r].lo * s.dv, s.dv, len, s.dv, 0, r == 0 ? acc : acc_part);
+        if (r > 0)
+          for (size_t c = 0; c < s.dv; ++c) acc[c] += acc_part[c];
+        at += len;
+      }
+      const float to_y = total * unscale / (sum_e * static_cast<float>(kProbOne));
+      for (size_t c = 0; c < s.dv; ++c) yi[c] = static_cast<float>(acc[c]) * to_y;
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace detail
+}  // namespace tinyattn
