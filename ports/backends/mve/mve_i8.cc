@@ -7,7 +7,7 @@
 //    with sum q once per row (the last two terms start each sum) and
 //    sum k (-zq) as a second VMLADAVA into the same sum when zq != 0. All of
 //    it is modular int32 arithmetic whose final value fits, so it is exact.
-//    Back-to-back keys of Dk 16, 32, 64 (the driver's) take scores_packed.
+//    Back-to-back keys of Dk up to 64 (the driver's) take scores_packed.
 //  - exp_row: the logit difference apply(logit, s) - max_logit in modular
 //    int32 lanes (exact where it fits; lanes where it cannot are found from
 //    the score gap and saturate to INT32_MIN, where 2^u is 0 anyway), fused
@@ -133,7 +133,7 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   size_t j = 0;
   // Four keys per pass: each q vector is loaded once for four dot products
-  // (back-to-back keys of Dk 16, 32, 64 take scores_packed instead).
+  // (back-to-back keys of Dk up to 64 take scores_packed instead).
   if (kMode != QZero::kSplit) {
     const size_t whole = dk / 16;
     const mve_pred16_t tail = tail8(dk, whole * 16);
@@ -143,22 +143,30 @@ void score_keys(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size
   for (; j < count; ++j, k += ldk) s[j] = dot1<kMode>(q, k, dk, nzq, base, q_zero);
 }
 
-// scores for keys stored back to back (ldk = dk = 16 kWhole, the driver's
-// layout): one pointer walks the keys with post-increment loads, the four
-// sums of a pass start at 0 and go to s as one vector (lane moves) plus
-// the base, and the running maximum is a vector.
-template <QZero kMode, int kWhole>
-int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, int32_t q_zero, int32_t k_zero, int32_t* s) {
-  constexpr size_t kDk = 16 * kWhole;
-  int8x16_t qv[kWhole];
+// scores for keys stored back to back (ldk = dk <= 64, the driver's layout):
+// dk = 16 kWhole + rem, rem < 16 only with kTail. One pointer walks the keys
+// with post-increment loads (a key's last rem bytes in one zeroing load, so
+// nothing past the last key is read), the query's vectors stay in registers,
+// the four sums of a pass start at 0 and go to s as one vector (lane moves)
+// plus the base, and the running maximum is a vector.
+template <QZero kMode, int kWhole, bool kTail>
+int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
+                      int32_t* s) {
+  const size_t rem = kTail ? dk - 16 * kWhole : 0;
+  const mve_pred16_t tail_p = vctp8q(static_cast<uint32_t>(rem));
+  int8x16_t qv[kWhole + (kTail ? 1 : 0)];
   int32_t sum_q = 0;
 #pragma GCC unroll 4
   for (int v = 0; v < kWhole; ++v) {
     qv[v] = vld1q_s8(q + 16 * v);
     sum_q = vaddvaq_s8(sum_q, qv[v]);
   }
-  const int32_t base = static_cast<int32_t>(static_cast<uint32_t>(kDk) * u32(q_zero) * u32(k_zero) -
-                                            u32(k_zero) * u32(sum_q));
+  if (kTail) {
+    qv[kWhole] = vld1q_z_s8(q + 16 * kWhole, tail_p);  // zero lanes: they add nothing
+    sum_q = vaddvaq_s8(sum_q, qv[kWhole]);
+  }
+  const uint32_t width = kTail ? static_cast<uint32_t>(dk) : 16u * kWhole;
+  const int32_t base = static_cast<int32_t>(width * u32(q_zero) * u32(k_zero) - u32(k_zero) * u32(sum_q));
   const int8x16_t nzq = vdupq_n_s8(static_cast<int8_t>(kMode == QZero::kFolded ? -q_zero : 0));
   // One key's sum (without the base), modulo 2^32.
   auto dot = [&](const int8_t*& kp) {
@@ -168,6 +176,12 @@ int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, int32_t q_
       const int8x16_t a = vld1q_s8(kp);
       kp += 16;
       d = vmladavaq_s8(d, qv[v], a);
+      if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
+    }
+    if (kTail) {
+      const int8x16_t a = vld1q_z_s8(kp, tail_p);
+      kp += rem;
+      d = vmladavaq_s8(d, qv[kWhole], a);
       if (kMode == QZero::kFolded) d = vmladavaq_s8(d, nzq, a);
     }
     return d;
@@ -193,18 +207,40 @@ int32_t scores_packed(const int8_t* q, const int8_t* k, size_t count, int32_t q_
   return max;
 }
 
+// scores_packed for the other widths, in frames of their own: inlined into
+// scores they would share its register allocation with the usual widths'
+// loops, which then spill more.
+template <QZero kMode, int kWhole, bool kTail>
+__attribute__((noinline)) int32_t scores_packed_apart(const int8_t* q, const int8_t* k, size_t count, size_t dk,
+                                                      int32_t q_zero, int32_t k_zero, int32_t* s) {
+  return scores_packed<kMode, kWhole, kTail>(q, k, count, dk, q_zero, k_zero, s);
+}
+
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
                int32_t* s) {
   if (ldk == dk && q_zero != -128) {
-    if (dk == 16)
-      return q_zero ? scores_packed<QZero::kFolded, 1>(q, k, count, q_zero, k_zero, s)
-                    : scores_packed<QZero::kNone, 1>(q, k, count, q_zero, k_zero, s);
-    if (dk == 32)
-      return q_zero ? scores_packed<QZero::kFolded, 2>(q, k, count, q_zero, k_zero, s)
-                    : scores_packed<QZero::kNone, 2>(q, k, count, q_zero, k_zero, s);
-    if (dk == 64)
-      return q_zero ? scores_packed<QZero::kFolded, 4>(q, k, count, q_zero, k_zero, s)
-                    : scores_packed<QZero::kNone, 4>(q, k, count, q_zero, k_zero, s);
+    const bool folded = q_zero != 0;
+#define TINYATTN_MVE_PACKED(kWhole, kTail)                                                           \
+  return folded ? scores_packed<QZero::kFolded, kWhole, kTail>(q, k, count, dk, q_zero, k_zero, s) \
+                : scores_packed<QZero::kNone, kWhole, kTail>(q, k, count, dk, q_zero, k_zero, s)
+    // The usual widths first (their calls pay no more tests than before).
+    if (dk == 16) TINYATTN_MVE_PACKED(1, false);
+    if (dk == 32) TINYATTN_MVE_PACKED(2, false);
+    if (dk == 64) TINYATTN_MVE_PACKED(4, false);
+#undef TINYATTN_MVE_PACKED
+#define TINYATTN_MVE_PACKED(kWhole, kTail)                                                                 \
+  return folded ? scores_packed_apart<QZero::kFolded, kWhole, kTail>(q, k, count, dk, q_zero, k_zero, s) \
+                : scores_packed_apart<QZero::kNone, kWhole, kTail>(q, k, count, dk, q_zero, k_zero, s)
+    if (dk < 64) {
+      switch (dk / 16 * 2 + (dk % 16 != 0)) {
+        case 1: TINYATTN_MVE_PACKED(0, true);
+        case 3: TINYATTN_MVE_PACKED(1, true);
+        case 5: TINYATTN_MVE_PACKED(2, true);
+        case 6: TINYATTN_MVE_PACKED(3, false);
+        default: TINYATTN_MVE_PACKED(3, true);
+      }
+    }
+#undef TINYATTN_MVE_PACKED
   }
   int32_t sum_q = 0;
   for (size_t c = 0; c < dk; c += 16) sum_q = vaddvaq_s8(sum_q, vld1q_z_s8(q + c, tail8(dk, c)));
