@@ -36,6 +36,7 @@ void pair_index(RopeStyle style, size_t r, size_t k, size_t* a, size_t* b) {
 }
 
 double max_abs(double a, double b) { return std::fmax(std::fabs(a), std::fabs(b)); }
+double norm(double a, double b) { return std::sqrt(a * a + b * b); }
 
 // Every rotated output of x (in) against want (double or float) within
 // bound * max|pair of in| + extra(want); features past r must be in's bits.
@@ -210,8 +211,8 @@ TA_CASE("rope properties: norm kept, position 0 is the identity, rotations compo
         TA_CHECK_MSG(std::fabs(static_cast<double>(y[ia]) - z[ia]) <= 4 * kBound * m &&
                          std::fabs(static_cast<double>(y[ib]) - z[ib]) <= 4 * kBound * m,
                      "style %d: R(%zu) R(%zu) != R(%zu) at pair %zu", static_cast<int>(style), q, p, p + q, k);
-        const double before = std::hypot(static_cast<double>(x[ia]), static_cast<double>(x[ib]));
-        const double after = std::hypot(static_cast<double>(z[ia]), static_cast<double>(z[ib]));
+        const double before = norm(static_cast<double>(x[ia]), static_cast<double>(x[ib]));
+        const double after = norm(static_cast<double>(z[ia]), static_cast<double>(z[ib]));
         TA_CHECK_MSG(std::fabs(after - before) <= 1.5 * kBound * m, "style %d: pair %zu norm %g -> %g",
                      static_cast<int>(style), k, before, after);
       }
@@ -301,10 +302,10 @@ TA_CASE("rope: positions near SIZE_MAX are defined (angles wrap modulo a turn)")
   for (size_t k = 0; k < 2; ++k)
     for (size_t p = 0; p < 2; ++p) {
       const float* row = x + 4 * p;
-      const double before = std::hypot(1.0 + 4.0 * static_cast<double>(p) + static_cast<double>(k),
-                                       3.0 + 4.0 * static_cast<double>(p) + static_cast<double>(k));
+      const double before = norm(1.0 + 4.0 * static_cast<double>(p) + static_cast<double>(k),
+                                 3.0 + 4.0 * static_cast<double>(p) + static_cast<double>(k));
       TA_CHECK_MSG(
-          std::fabs(std::hypot(static_cast<double>(row[k]), static_cast<double>(row[k + 2])) - before) < 1e-5 * before,
+          std::fabs(norm(static_cast<double>(row[k]), static_cast<double>(row[k + 2])) - before) < 1e-5 * before,
           "row %zu pair %zu", p, k);
     }
   float y[8] = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -14,14 +14,16 @@
 // and features r .. dim - 1 are left as they are (partial rotary, Hugging
 // Face's partial_rotary_factor). docs/rope.md has a picture of the pairs.
 //
-// Accuracy (the spec is that formula in exact arithmetic): for every position
-// below 2^24, every valid theta and rotary_dim <= 1024, each output of a pair
-// is within kRopeMaxError * max(|a|, |b|) of the exact rotation of that pair
-// in float; in half, plus the rounding of the result to half. The computed
-// path (apply_rope) and the table path (RopeTable) give the same bits, so
-// one bound covers both. Hugging Face's float32 computation is off by about
-// |angle| * 2^-23 (0.008 at position 65536); tinyattn does not lose accuracy
-// with the position: the angles are reduced in exact integer arithmetic.
+// Accuracy (the spec is that formula in exact arithmetic): for positions p
+// and rotary widths r with p * r < 2^32 (16 million tokens at r = 256) and
+// every valid theta, each output of a pair is within kRopeMaxError *
+// max(|a|, |b|) of the exact rotation of that pair, in float; in half, plus
+// the rounding of the result to half. The computed path (apply_rope) and the
+// table path (RopeTable) give the same bits, so one bound covers both.
+// Hugging Face's float32 computation is off by about |angle| * 2^-23 (0.008
+// at position 65536); here the angle is reduced modulo a turn in exact
+// integer arithmetic, and what grows with the position (about p k 2^-54
+// radians for pair k) stays below the bound while p * r < 2^32 (docs/rope.md).
 //
 // No heap, no exceptions, nothing global; every call validates its arguments
 // before it writes anything, and on any status other than kOk the tensor is
@@ -60,8 +62,8 @@ inline constexpr float kRopeMaxError = 4.76837158203125e-07f;  // 2^-21
 Status validate(const Rope& rope, size_t head_dim);
 
 // Rotates x[heads][n][dim] (the layout forward() takes for Q and K) in place;
-// token i of every head is at position first_position + i (any size_t: the
-// angle is exact modulo a turn). Statuses, in this order: kNullPointer (x),
+// token i of every head is at position first_position + i (any size_t is
+// valid: angles wrap modulo a turn). Statuses, in this order: kNullPointer (x),
 // kMisaligned (x not aligned to its type), kBadHeads (heads == 0 or >
 // kMaxDim), kBadDimension (n == 0 or > kMaxDim, the last position
 // first_position + n - 1 past SIZE_MAX, dim == 0 or > kMaxDim, or the tensor
