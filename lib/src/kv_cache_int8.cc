@@ -49,14 +49,19 @@ float max_abs(const float* x, size_t n) {
   return m;
 }
 
-// x[c] / scale rounded to nearest, in [-127, 127] (scale from row_scale).
-// Divides: a subnormal scale has no finite inverse (append only, off the
-// attend's path).
+// x[c] / scale rounded to nearest, ties away from zero, in [-127, 127]
+// (scale from row_scale). Divides: a subnormal scale has no finite inverse
+// (append and the query row only). The rounding is exact integer work, no
+// libm call and no dependence on the FPU's rounding mode: the truncation
+// and the remainder r - t are exact for |r| < 2^23.
 void quantize_row(const float* x, size_t n, float scale, int8_t* out) {
   for (size_t c = 0; c < n; ++c) {
-    float r = scale > 0.0f ? std::nearbyint(x[c] / scale) : 0.0f;
+    float r = scale > 0.0f ? x[c] / scale : 0.0f;
     r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-    out[c] = static_cast<int8_t>(r);
+    auto t = static_cast<int32_t>(r);  // toward zero
+    const float rest = r - static_cast<float>(t);
+    t += rest >= 0.5f ? 1 : rest <= -0.5f ? -1 : 0;
+    out[c] = static_cast<int8_t>(t);
   }
 }
 

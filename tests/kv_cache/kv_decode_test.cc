@@ -210,7 +210,8 @@ TA_CASE("kv_cache: int8 caches with sinks give the bytes of one int8 forward wit
 namespace {
 
 // The test's own quantizer: the rule docs/decode.md states (scale max|x| /
-// 127, fp16 scales rounded up; x / scale to nearest, within +-127).
+// 127, fp16 scales rounded up; x / scale to nearest, ties away from zero,
+// within +-127).
 template <class Scale>
 float quantize(const float* x, size_t n, int8_t* out) {
   float amax = 0.0f;
@@ -222,7 +223,7 @@ float quantize(const float* x, size_t n, int8_t* out) {
     s = to_float(h);
   }
   for (size_t c = 0; c < n; ++c) {
-    float r = s > 0.0f ? std::nearbyint(x[c] / s) : 0.0f;
+    float r = s > 0.0f ? std::round(x[c] / s) : 0.0f;
     r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
     out[c] = static_cast<int8_t>(r);
   }
