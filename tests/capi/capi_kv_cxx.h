@@ -12,30 +12,41 @@
 extern "C" {
 #endif
 
-/* X(name, dtype, hq, hkv, dk, dv, capacity, max_new, window): the C
- * config's fields, and KvCache's template arguments in the same order. */
-#define CAPI_KV_CONFIGS(X)                                   \
-  X(F32_DECODE, TINYATTN_KV_F32, 4, 2, 8, 6, 24, 1, 0)       \
-  X(F32_CHUNKED, TINYATTN_KV_F32, 4, 2, 8, 6, 21, 4, 0)      \
-  X(F32_RING, TINYATTN_KV_F32, 4, 2, 8, 6, 8, 4, 5)          \
-  X(F32_RING_DECODE, TINYATTN_KV_F32, 2, 2, 16, 16, 5, 1, 5) \
-  X(F32_WIDE, TINYATTN_KV_F32, 2, 1, 32, 16, 40, 8, 0)       \
-  X(F16_CHUNKED, TINYATTN_KV_F16, 4, 2, 8, 6, 21, 4, 0)      \
-  X(F16_RING, TINYATTN_KV_F16, 4, 2, 8, 6, 8, 4, 5)          \
-  X(I8_DECODE, TINYATTN_KV_I8, 4, 2, 8, 6, 24, 1, 0)         \
-  X(I8_RING, TINYATTN_KV_I8, 4, 2, 8, 6, 8, 4, 5)
+/* X(name, dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks, rope):
+ * the C config's fields, and KvCache's template arguments in the same
+ * order; rope 1: both caches rotate with capi_kv_rope() from position 3. */
+#define CAPI_KV_CONFIGS(X)                                                        \
+  X(F32_DECODE, TINYATTN_KV_F32, 4, 2, 8, 6, 24, 1, 0, 0, 0)                      \
+  X(F32_CHUNKED, TINYATTN_KV_F32, 4, 2, 8, 6, 21, 4, 0, 0, 0)                     \
+  X(F32_RING, TINYATTN_KV_F32, 4, 2, 8, 6, 8, 4, 5, 0, 0)                         \
+  X(F32_RING_DECODE, TINYATTN_KV_F32, 2, 2, 16, 16, 5, 1, 5, 0, 0)                \
+  X(F32_WIDE, TINYATTN_KV_F32, 2, 1, 32, 16, 40, 8, 0, 0, 0)                      \
+  X(F32_SINKS_ROPE, TINYATTN_KV_F32, 4, 2, 8, 6, 10, 4, 5, 2, 1)                  \
+  X(F16_CHUNKED, TINYATTN_KV_F16, 4, 2, 8, 6, 21, 4, 0, 0, 0)                     \
+  X(F16_RING, TINYATTN_KV_F16, 4, 2, 8, 6, 8, 4, 5, 0, 0)                         \
+  X(F16_ROPE, TINYATTN_KV_F16, 4, 2, 8, 6, 21, 2, 0, 0, 1)                        \
+  X(I8_DECODE, TINYATTN_KV_I8, 4, 2, 8, 6, 24, 1, 0, 0, 0)                        \
+  X(I8_RING, TINYATTN_KV_I8, 4, 2, 8, 6, 8, 4, 5, 0, 0)                           \
+  X(I8S_DECODE, TINYATTN_KV_I8_SCALED, 4, 2, 8, 6, 24, 1, 0, 0, 0)                \
+  X(I8S_SINKS_ROPE, TINYATTN_KV_I8_SCALED, 4, 2, 16, 6, 11, 4, 4, 3, 1)           \
+  X(I8S16_CHUNKED_ROPE, TINYATTN_KV_I8_SCALED_F16, 2, 1, 32, 16, 21, 8, 0, 0, 1)
 
-#define CAPI_KV_ID(name, dtype, hq, hkv, dk, dv, capacity, max_new, window) CAPI_KV_##name,
+#define CAPI_KV_ID(name, dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks, rope) CAPI_KV_##name,
 enum { CAPI_KV_CONFIGS(CAPI_KV_ID) CAPI_KV_CONFIG_COUNT };
 #undef CAPI_KV_ID
 
 /* The largest extents of the list: the test's tensors are sized by them. */
 enum { CAPI_KV_MAX_HQ = 4, CAPI_KV_MAX_HKV = 2, CAPI_KV_MAX_D = 32, CAPI_KV_MAX_NEW = 8 };
 
-/* KvCache of configuration `id`: clear(), append(k, v, n), attend(q, y, n,
- * extra) with Options (fp32), OptionsF16 (fp16) or the plan and Options
- * (int8) on `port`, size(), position(), keys(), values(). Tensors are of
- * the configuration's element type (fp16: uint16_t bit patterns). */
+/* The RoPE of the configurations with rope 1: interleaved pairs over half
+ * the head, theta 5e5. */
+tinyattn_rope capi_kv_rope(void);
+
+/* KvCache of configuration `id`: reset() then (rope 1) set_rope, append(k,
+ * v, n), attend(q, y, n, extra) with Options (fp32, int8 storage),
+ * OptionsF16 (fp16) or the plan and Options (int8) on `port`, size(),
+ * position(), keys(), values(). Tensors are of the configuration's value
+ * type (fp16: uint16_t bit patterns; int8 storage: float). */
 void capi_kv_cxx_clear(int id);
 tinyattn_status capi_kv_cxx_append(int id, const void* k, const void* v, size_t n);
 tinyattn_status capi_kv_cxx_attend(int id, const void* q, void* y, size_t n, tinyattn_port port,

@@ -84,9 +84,13 @@ static void run(void (*fn)(void), const char* name, int line) {
 
 /* ---- the configurations, their buffers sized by the macros ------------- */
 
-#define CAPI_KV_BUFFERS(name, dtype, hq, hkv, dk, dv, capacity, max_new, window)              \
+/* The workspace of a configuration with RoPE holds the rotated queries too. */
+#define CAPI_KV_SCRATCH(hq, dk, dv, capacity, max_new, window, dtype, rope)     \
+  (TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype) + \
+   (rope ? TINYATTN_KV_CACHE_ROPE_BYTES(hq, max_new, dk, dtype) : 0))
+#define CAPI_KV_BUFFERS(name, dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks, rope) \
   static unsigned char storage_##name[TINYATTN_KV_CACHE_BYTES(hkv, capacity, dk, dv, dtype)]; \
-  static unsigned char scratch_##name[TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype)];
+  static unsigned char scratch_##name[CAPI_KV_SCRATCH(hq, dk, dv, capacity, max_new, window, dtype, rope)];
 CAPI_KV_CONFIGS(CAPI_KV_BUFFERS)
 #undef CAPI_KV_BUFFERS
 
@@ -96,13 +100,20 @@ typedef struct kv_case {
   unsigned char* storage;
   size_t storage_bytes;
   unsigned char* scratch;
-  size_t scratch_bytes;
+  size_t scratch_bytes; /* the macro's workspace, */
+  size_t rope_bytes;    /* and the rotated queries' after it (rope) */
+  int rope;
 } kv_case;
 
-#define CAPI_KV_CASE(name, dtype, hq, hkv, dk, dv, capacity, max_new, window)                   \
-  {#name,          TINYATTN_KV_CACHE_CONFIG(dtype, hq, hkv, dk, dv, capacity, max_new, window), \
-   storage_##name, sizeof storage_##name,                                                       \
-   scratch_##name, sizeof scratch_##name},
+#define CAPI_KV_CASE(name, dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks, rope)                    \
+  {#name,                                                                                                    \
+   TINYATTN_KV_CACHE_CONFIG_SINKS(dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks),                 \
+   storage_##name,                                                                                           \
+   sizeof storage_##name,                                                                                    \
+   scratch_##name,                                                                                           \
+   TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype),                              \
+   sizeof scratch_##name - TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype),      \
+   rope},
 static const kv_case kCases[CAPI_KV_CONFIG_COUNT] = {CAPI_KV_CONFIGS(CAPI_KV_CASE)};
 #undef CAPI_KV_CASE
 
@@ -142,7 +153,15 @@ static uint32_t next_u32(void) {
 }
 static float uniform(void) { return (float)(next_u32() >> 8) / 8388608.0f - 1.0f; } /* [-1, 1) */
 
+/* The int8 storage dtypes take and give floats. */
+static int as_f32(tinyattn_kv_dtype dtype) {
+  return dtype == TINYATTN_KV_F32 || dtype == TINYATTN_KV_I8_SCALED || dtype == TINYATTN_KV_I8_SCALED_F16;
+}
+/* Bytes of a value the calls take, and of a stored element. */
 static size_t element_bytes(tinyattn_kv_dtype dtype) {
+  return as_f32(dtype) ? sizeof(float) : dtype == TINYATTN_KV_F16 ? sizeof(uint16_t) : sizeof(int8_t);
+}
+static size_t slot_bytes(tinyattn_kv_dtype dtype) {
   return dtype == TINYATTN_KV_F32 ? sizeof(float) : dtype == TINYATTN_KV_F16 ? sizeof(uint16_t) : sizeof(int8_t);
 }
 
@@ -150,7 +169,7 @@ static size_t element_bytes(tinyattn_kv_dtype dtype) {
 static void fill(void* x, tinyattn_kv_dtype dtype, size_t count) {
   size_t i;
   for (i = 0; i < count; ++i) {
-    if (dtype == TINYATTN_KV_F32)
+    if (as_f32(dtype))
       ((float*)x)[i] = 1.5f * uniform();
     else if (dtype == TINYATTN_KV_F16)
       ((uint16_t*)x)[i] = tinyattn_float_to_half(1.5f * uniform());
@@ -171,7 +190,7 @@ static void gather(const void* x, size_t element, size_t heads, size_t width, si
 /* The per-dtype C calls behind one signature. */
 static tinyattn_status c_append(tinyattn_kv_cache* cache, tinyattn_kv_dtype dtype, const void* k, const void* v,
                                 size_t n) {
-  if (dtype == TINYATTN_KV_F32) return tinyattn_kv_cache_append(cache, (const float*)k, (const float*)v, n);
+  if (as_f32(dtype)) return tinyattn_kv_cache_append(cache, (const float*)k, (const float*)v, n);
   if (dtype == TINYATTN_KV_F16) return tinyattn_kv_cache_append_f16(cache, (const uint16_t*)k, (const uint16_t*)v, n);
   return tinyattn_kv_cache_append_i8(cache, (const int8_t*)k, (const int8_t*)v, n);
 }
@@ -183,7 +202,7 @@ static tinyattn_status c_attend(tinyattn_kv_cache* cache, tinyattn_kv_dtype dtyp
   memset(&options_f16, 0, sizeof options_f16);
   options.port = port;
   options_f16.options.port = port;
-  if (dtype == TINYATTN_KV_F32) return tinyattn_kv_cache_attend(cache, (const float*)q, (float*)y, n, &options);
+  if (as_f32(dtype)) return tinyattn_kv_cache_attend(cache, (const float*)q, (float*)y, n, &options);
   if (dtype == TINYATTN_KV_F16)
     return tinyattn_kv_cache_attend_f16(cache, (const uint16_t*)q, (uint16_t*)y, n, &options_f16);
   return tinyattn_kv_cache_attend_i8(cache, (const int8_t*)q, (int8_t*)y, n, g_plans, plan_count, &options);
@@ -210,7 +229,7 @@ static tinyattn_status make_plans(const tinyattn_kv_cache_config* c) {
 /* The same slots of the C and the C++ cache hold the same bytes. */
 static int same_slots(const tinyattn_kv_cache* cache, int id) {
   const tinyattn_kv_cache_config* c = &kCases[id].config;
-  const size_t element = element_bytes(c->dtype), held = tinyattn_kv_cache_length(cache);
+  const size_t element = slot_bytes(c->dtype), held = tinyattn_kv_cache_length(cache);
   size_t h;
   for (h = 0; h < c->hkv; ++h) {
     const size_t k_at = h * c->capacity * c->dk * element, v_at = h * c->capacity * c->dv * element;
@@ -223,9 +242,16 @@ static int same_slots(const tinyattn_kv_cache* cache, int id) {
   return 1;
 }
 
+/* init, and with rope the configurations' RoPE from position 3 (as the C++ side's). */
 static tinyattn_status init_case(tinyattn_kv_cache* cache, int id) {
   const kv_case* k = &kCases[id];
-  return tinyattn_kv_cache_init(cache, &k->config, k->storage, k->storage_bytes, k->scratch, k->scratch_bytes);
+  tinyattn_status s = tinyattn_kv_cache_init(cache, &k->config, k->storage, k->storage_bytes, k->scratch,
+                                             k->scratch_bytes + k->rope_bytes);
+  if (s == TINYATTN_OK && k->rope) {
+    const tinyattn_rope rope = capi_kv_rope();
+    s = tinyattn_kv_cache_set_rope(cache, &rope, 3);
+  }
+  return s;
 }
 
 /* ---- decode and chunked prefill, C against C++ ------------------------- */
@@ -335,7 +361,7 @@ static void test_random_operations_equal_cxx_cache(void) {
       const size_t n = (size_t)((r >> 8) % (uint32_t)(c->max_new + 2)); /* 0 .. max_new + 1 */
       tinyattn_status sc, sx;
       if (r % 16u == 0) {
-        CHECK_STATUS(tinyattn_kv_cache_reset(&cache), TINYATTN_OK);
+        CHECK_STATUS(tinyattn_kv_cache_reset(&cache), TINYATTN_OK); /* keeps the RoPE */
         capi_kv_cxx_clear(id);
       } else if (r % 2u == 0) {
         fill(g_sk.f, c->dtype, c->hkv * CAPI_KV_MAX_NEW * c->dk);
@@ -376,7 +402,7 @@ static void test_sizes_equal_macros(void) {
     CHECK(tinyattn_kv_cache_workspace_bytes(&k->config) == k->scratch_bytes);
   }
   g_context = "sweep";
-  for (dtype = TINYATTN_KV_F32; dtype <= TINYATTN_KV_I8; ++dtype)
+  for (dtype = TINYATTN_KV_F32; dtype <= TINYATTN_KV_I8_SCALED_F16; ++dtype)
     for (a = 0; a < sizeof capacities / sizeof capacities[0]; ++a)
       for (b = 0; b < sizeof widths / sizeof widths[0]; ++b)
         for (c = 0; c < sizeof widths / sizeof widths[0]; ++c)
@@ -442,7 +468,7 @@ static void test_bad_input_statuses(void) {
   CHECK_STATUS(
       tinyattn_kv_cache_init(&cache, &cfg, f32->scratch + 8, f32->storage_bytes, f32->scratch, f32->scratch_bytes),
       TINYATTN_ALIASING);
-  cfg.dtype = (tinyattn_kv_dtype)3;
+  cfg.dtype = (tinyattn_kv_dtype)(TINYATTN_KV_I8_SCALED_F16 + 1);
   CHECK_STATUS(INIT(&cfg), TINYATTN_UNSUPPORTED);
   cfg.dtype = (tinyattn_kv_dtype)-1;
   CHECK_STATUS(INIT(&cfg), TINYATTN_UNSUPPORTED);

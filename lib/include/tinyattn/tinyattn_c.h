@@ -325,23 +325,27 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
 /* ---- KV cache (tinyattn/kv_cache.h) ------------------------------------ */
 
 /* The keys and values of the tokens seen so far, for decoding: C++'s
- * KvCache<T, Hq, Hkv, Dk, Dv, Capacity, MaxNew, SlidingWindow> with its
- * extents given at run time, over two buffers the caller owns (usually
+ * KvCache<T, Hq, Hkv, Dk, Dv, Capacity, MaxNew, SlidingWindow, Sinks> with
+ * its extents given at run time, over two buffers the caller owns (usually
  * static, sized by the macros at the end of this header):
  *   static unsigned char kv[TINYATTN_KV_CACHE_BYTES(1, 64, 16, 16, TINYATTN_KV_F32)];
  * Append copies n new tokens, K[hkv][n][dk] and V[hkv][n][dv]; attend runs
  * the n newest tokens' queries Q[hq][n][dk] over the cache (Y[hq][n][dv])
  * with the forward of the cache's type, under the mask ONNX Attention gives
  * a cache: each query sees itself and every earlier token (a ring: the
- * window - 1 tokens before it). Statuses as the forward's, plus
- * TINYATTN_BAD_DIMENSION for n of 0, above max_new or (attend) above the
- * tokens appended, and TINYATTN_CACHE_FULL for an append past the capacity
- * of a linear cache; on any status but TINYATTN_OK nothing changes. */
+ * window - 1 tokens before it, and the sinks). Statuses as the forward's,
+ * plus TINYATTN_BAD_DIMENSION for n of 0, above max_new or (attend) above
+ * the tokens appended, and TINYATTN_CACHE_FULL for an append past the
+ * capacity of a linear cache; on any status but TINYATTN_OK nothing changes.
+ * docs/decode.md describes the storage types, sinks and RoPE. */
 
 typedef enum tinyattn_kv_dtype {
-  TINYATTN_KV_F32 = 0, /* float: tinyattn_kv_cache_append, _attend */
-  TINYATTN_KV_F16,     /* binary16 bits in uint16_t: _append_f16, _attend_f16 */
-  TINYATTN_KV_I8,      /* int8_t: _append_i8, _attend_i8 (with a plan) */
+  TINYATTN_KV_F32 = 0,       /* float: tinyattn_kv_cache_append, _attend */
+  TINYATTN_KV_F16,           /* binary16 bits in uint16_t: _append_f16, _attend_f16 */
+  TINYATTN_KV_I8,            /* int8_t: _append_i8, _attend_i8 (with a plan) */
+  TINYATTN_KV_I8_SCALED,     /* int8 rows with an fp32 scale per token and KV head, for an fp32
+                              * model: _append and _attend take float (C++ KvInt8<float>) */
+  TINYATTN_KV_I8_SCALED_F16, /* the same with fp16 scales (C++ KvInt8<half>) */
   TINYATTN_KV_DTYPE_MIN_ = -0x7FFFFFFF - 1,
   TINYATTN_KV_DTYPE_MAX_ = 0x7FFFFFFF
 } tinyattn_kv_dtype;
@@ -356,11 +360,39 @@ typedef struct tinyattn_kv_cache_config {
    * each query sees itself and the W - 1 tokens before it (sliding-window
    * models), which needs capacity >= W + max_new - 1. */
   size_t window;
+  /* With a ring: the first `sinks` tokens stay for good and every query
+   * sees them too (attention sinks); capacity >= sinks + W + max_new - 1. */
+  size_t sinks;
 } tinyattn_kv_cache_config;
 
-/* Every field, in the C++ template's order. */
+/* Every field, in the C++ template's order (the _SINKS form with sinks). */
 #define TINYATTN_KV_CACHE_CONFIG(dtype, hq, hkv, dk, dv, capacity, max_new, window) \
-  {(dtype), (hq), (hkv), (dk), (dv), (capacity), (max_new), (window)}
+  {(dtype), (hq), (hkv), (dk), (dv), (capacity), (max_new), (window), 0}
+#define TINYATTN_KV_CACHE_CONFIG_SINKS(dtype, hq, hkv, dk, dv, capacity, max_new, window, sinks) \
+  {(dtype), (hq), (hkv), (dk), (dv), (capacity), (max_new), (window), (sinks)}
+
+/* Rotary position embedding (C++ tinyattn/rope.h, docs/rope.md). */
+typedef enum tinyattn_rope_style {
+  TINYATTN_ROPE_HALF_SPLIT = 0,  /* pairs (x[k], x[k + r/2]): Hugging Face rotate_half */
+  TINYATTN_ROPE_INTERLEAVED = 1, /* pairs (x[2k], x[2k + 1]): GPT-J, Meta's reference */
+  TINYATTN_ROPE_STYLE_MIN_ = -0x7FFFFFFF - 1,
+  TINYATTN_ROPE_STYLE_MAX_ = 0x7FFFFFFF
+} tinyattn_rope_style;
+
+typedef struct tinyattn_rope {
+  float theta;          /* base, finite and >= 1 (10000 in most models) */
+  uint32_t rotary_dim;  /* 0: the whole head; else even and <= the head width */
+  tinyattn_rope_style style;
+} tinyattn_rope;
+
+#define TINYATTN_ROPE_DEFAULT {10000.0f, 0u, TINYATTN_ROPE_HALF_SPLIT}
+
+/* Rotates x[heads][n][dim] in place, token i at position first_position + i
+ * (C++ apply_rope, with its statuses). */
+tinyattn_status tinyattn_apply_rope(const tinyattn_rope* rope, float* x, size_t heads, size_t n, size_t dim,
+                                    size_t first_position);
+tinyattn_status tinyattn_apply_rope_f16(const tinyattn_rope* rope, uint16_t* x, size_t heads, size_t n, size_t dim,
+                                        size_t first_position);
 
 /* The cache: fields ending in _ are private (written by
  * tinyattn_kv_cache_init, read through the functions below). A cache that
@@ -369,9 +401,14 @@ typedef struct tinyattn_kv_cache {
   tinyattn_kv_cache_config config_;
   void* keys_;            /* [hkv][capacity][dk], in the storage buffer */
   void* values_;          /* [hkv][capacity][dv], after the keys */
+  void* key_scales_;      /* _I8_SCALED*: [hkv][capacity] each, before the keys */
+  void* value_scales_;
   uint8_t* scratch_;      /* attend's keep-bit rows (a ring), then the forward's workspace */
   size_t scratch_bytes_;
   size_t position_;       /* tokens appended since init or reset */
+  tinyattn_rope rope_;    /* with rope_on_: set by tinyattn_kv_cache_set_rope */
+  size_t rope_origin_;
+  int rope_on_;
 } tinyattn_kv_cache;
 
 /* Bytes of storage (keys and values, any alignment: the slack is included)
@@ -410,7 +447,17 @@ tinyattn_status tinyattn_kv_cache_attend_i8(tinyattn_kv_cache* cache, const int8
                                             const tinyattn_int8_head_plan* plans, size_t plan_count,
                                             const tinyattn_options* options);
 
-/* Forgets every token (the buffers are not cleared: unfilled slots are never read). */
+/* RoPE from now on: keys rotated as they are appended, queries as they
+ * attend, token t at position first_position + t (C++ KvCache::set_rope).
+ * Statuses: TINYATTN_NULL_POINTER; TINYATTN_UNSUPPORTED on a cache that
+ * holds tokens and for TINYATTN_KV_I8; TINYATTN_WORKSPACE_TOO_SMALL for an
+ * fp32 or fp16 cache whose workspace lacks TINYATTN_KV_CACHE_ROPE_BYTES (the
+ * rotated queries); those of the rope for head width dk. */
+tinyattn_status tinyattn_kv_cache_set_rope(tinyattn_kv_cache* cache, const tinyattn_rope* rope,
+                                           size_t first_position);
+
+/* Forgets every token (the buffers are not cleared: unfilled slots are
+ * never read); the RoPE setting stays. */
 tinyattn_status tinyattn_kv_cache_reset(tinyattn_kv_cache* cache);
 /* Tokens the slots hold: every one appended (linear), the last capacity of
  * them (ring); 0 for a null or uninitialized cache. */
@@ -418,8 +465,8 @@ size_t tinyattn_kv_cache_length(const tinyattn_kv_cache* cache);
 /* Tokens appended since init or reset: the next token's position. */
 size_t tinyattn_kv_cache_position(const tinyattn_kv_cache* cache);
 /* The slots, K[hkv][capacity][dk] and V[hkv][capacity][dv], of the cache's
- * element type (token t in slot t % capacity); null for a null or
- * uninitialized cache. */
+ * element type (int8 for _I8_SCALED*; token t in slot t % capacity without
+ * sinks); null for a null or uninitialized cache. */
 const void* tinyattn_kv_cache_keys(const tinyattn_kv_cache* cache);
 const void* tinyattn_kv_cache_values(const tinyattn_kv_cache* cache);
 
@@ -591,23 +638,39 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
    ((size_t)(m) > TINYATTN_KEY_TILE ? TINYATTN_FLOATS_BYTES_(dk) : (size_t)0) + TINYATTN_WORKSPACE_ALIGN)
 
 /* The KV cache's buffers, as tinyattn_kv_cache_storage_bytes and
- * tinyattn_kv_cache_workspace_bytes. Storage: the keys and values, stored
- * from a TINYATTN_WORKSPACE_ALIGN boundary. Workspace: a ring's keep-bit
- * rows, then the forward's workspace for max_new queries over capacity keys
- * (as C++'s KvCache::workspace_bytes); the query heads never matter. */
+ * tinyattn_kv_cache_workspace_bytes. Storage: the scales (_I8_SCALED*), the
+ * keys and the values, stored from a TINYATTN_WORKSPACE_ALIGN boundary.
+ * Workspace: a ring's keep-bit rows, then the forward's workspace for
+ * max_new queries over capacity keys (as C++'s KvCache::workspace_bytes);
+ * for _I8_SCALED*, the int8 storage's scratch. The query heads never matter.
+ * A cache with RoPE (tinyattn_kv_cache_set_rope) of dtype F32 or F16 needs
+ * TINYATTN_KV_CACHE_ROPE_BYTES more workspace, for the rotated queries (and
+ * their alignment). */
+#define TINYATTN_KV_SCALED_(dtype) ((dtype) == TINYATTN_KV_I8_SCALED || (dtype) == TINYATTN_KV_I8_SCALED_F16)
 #define TINYATTN_KV_DTYPE_BYTES(dtype) \
   ((dtype) == TINYATTN_KV_F32 ? sizeof(float) : (dtype) == TINYATTN_KV_F16 ? sizeof(uint16_t) : sizeof(int8_t))
-#define TINYATTN_KV_CACHE_BYTES(hkv, capacity, dk, dv, dtype)                                     \
-  ((size_t)(hkv) * (size_t)(capacity) * ((size_t)(dk) + (size_t)(dv)) * TINYATTN_KV_DTYPE_BYTES(dtype) + \
+#define TINYATTN_KV_SCALE_BYTES_(dtype) \
+  ((dtype) == TINYATTN_KV_I8_SCALED ? sizeof(float) : (dtype) == TINYATTN_KV_I8_SCALED_F16 ? sizeof(uint16_t) : (size_t)0)
+#define TINYATTN_KV_CACHE_BYTES(hkv, capacity, dk, dv, dtype)                                                    \
+  ((size_t)(hkv) * (size_t)(capacity) *                                                                        \
+       (((size_t)(dk) + (size_t)(dv)) * TINYATTN_KV_DTYPE_BYTES(dtype) + 2 * TINYATTN_KV_SCALE_BYTES_(dtype)) + \
    TINYATTN_WORKSPACE_ALIGN)
 #define TINYATTN_KV_CACHE_MAX_NEW_(max_new) TINYATTN_MAX_((size_t)(max_new), (size_t)1)
 #define TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype)                                \
-  (((dtype) == TINYATTN_KV_I8                                                                                     \
-        ? TINYATTN_FORWARD_I8_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv)              \
-    : (dtype) == TINYATTN_KV_F16                                                                                  \
-        ? TINYATTN_FORWARD_F16_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)          \
-        : TINYATTN_FORWARD_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)) +          \
-   ((window) != 0 ? TINYATTN_KV_CACHE_MAX_NEW_(max_new) * TINYATTN_KEEP_BITS_ROW_BYTES(capacity) : (size_t)0))
+  (TINYATTN_KV_SCALED_(dtype)                                                                                     \
+       ? TINYATTN_WORKSPACE_ALIGN + 8 * (size_t)(capacity) + 8 * (size_t)(dv) + 4 * (size_t)(dk) +                \
+             ((size_t)(dk) + 3) / 4 * 4                                                                           \
+       : ((dtype) == TINYATTN_KV_I8                                                                               \
+              ? TINYATTN_FORWARD_I8_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv)        \
+          : (dtype) == TINYATTN_KV_F16                                                                            \
+              ? TINYATTN_FORWARD_F16_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)    \
+              : TINYATTN_FORWARD_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv, 0)) +    \
+             ((window) != 0 ? TINYATTN_KV_CACHE_MAX_NEW_(max_new) * TINYATTN_KEEP_BITS_ROW_BYTES(capacity) : (size_t)0))
+#define TINYATTN_KV_CACHE_ROPE_BYTES(hq, max_new, dk, dtype)                                                    \
+  ((dtype) == TINYATTN_KV_F32 || (dtype) == TINYATTN_KV_F16                                                     \
+       ? (size_t)(hq) * TINYATTN_KV_CACHE_MAX_NEW_(max_new) * (size_t)(dk) * TINYATTN_KV_DTYPE_BYTES(dtype) + \
+             sizeof(float)                                                                                     \
+       : (size_t)0)
 
 #ifdef __cplusplus
 } /* extern "C" */
