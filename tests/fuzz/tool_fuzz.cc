@@ -1,5 +1,5 @@
 // libFuzzer target for the host tool's whole command line
-// (tinyattn_tool::tool_main, tools/tool/tool.cc): run, plan, selftest, demo,
+// (tinyattn_tool::tool_main, tools/tool/tool.cc): run, plan, decode, selftest, demo,
 // --help and unknown commands; options from the tool's own lists; values
 // from per-option pools (valid ones, and empty strings, odd and huge
 // numbers, bad syntax); input files (small valid .npy files of every dtype
@@ -377,6 +377,26 @@ const std::vector<OptionSpec>& run_options() {
   return o;
 }
 
+const std::vector<OptionSpec>& decode_options() {
+  static const std::vector<OptionSpec> o = {
+      {"--q", Kind::kInput, {}},
+      {"--k", Kind::kInput, {}},
+      {"--v", Kind::kInput, {}},
+      {"--out", Kind::kOutput, {}},
+      {"--kv-dtype", Kind::kPlain, {"f32", "f16", "i8-scaled", "i8-scaled-f16", "i8", "q4"}},
+      {"--window", Kind::kPlain, {"1", "2", "3", "0", "65537", "-1", "x"}},
+      {"--sinks", Kind::kPlain, {"0", "1", "2", "65536", "-1"}},
+      {"--rope", Kind::kPlain,
+       {"half-split", "interleaved", "interleaved,500000,2", "half-split,1,4", "half-split,0.5", "half-split,10000,3",
+        "half-split,nan", "interleaved,1e39,2", "diagonal", "half-split,10000,2,9"}},
+      {"--position", Kind::kPlain, {"0", "7", "2147483647", "2147483648", "-1"}},
+      {"--chunk", Kind::kPlain, {"1", "2", "3", "0", "65536"}},
+      {"--scale", Kind::kPlain, {"1", "0.5", "0", "inf", "1e38", "x"}},
+      {"--port", Kind::kPlain, port_names()},
+  };
+  return o;
+}
+
 const std::vector<OptionSpec>& plan_options() {
   static const std::vector<OptionSpec> o = {
       {"--dk", Kind::kPlain, {"4", "16", "1", "0", "65536"}},
@@ -597,6 +617,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default:
+      if (command & 32) {  // decode: a sequence through a KV cache
+        const Pools& p = pools();
+        static const char* const sets[][3] = {
+            {"q2.npy", "k2.npy", "v2.npy"}, {"q3.npy", "k3.npy", "v3.npy"}, {"q2h.npy", "k2h.npy", "v2h.npy"}};
+        const auto& set = sets[b.u8() % 3];
+        args.insert(args.end(), {"decode", "--q", in(set[0]), "--k", in(set[1]), "--v", in(set[2]), "--out",
+                                 p.outputs[b.u8() % 8]});
+        options(b, decode_options(), &args);
+        break;
+      }
       args.push_back(command & 16 ? "--help" : "frobnicate");
       break;
   }
@@ -657,7 +687,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const auto it = after.find(written.back());
       FUZZ_REQUIRE(it != after.end() && it->second.kind == 'f');
       const std::string& bytes = it->second.content;
-      if (args[1] == "run") {
+      if (args[1] == "run" || args[1] == "decode") {
         // The reader has no uint16 (--dtype i8's Q0.15 weights): read those as float16, the same size.
         std::string npy = bytes;
         const size_t u2 = npy.find("'descr': '<u2'");

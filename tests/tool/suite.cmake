@@ -1,10 +1,10 @@
-# The host tool (tools/): `tinyattn run` against a NumPy reference on
+# The host tool (tools/): `tinyattn run` and `decode` against a NumPy reference on
 # generated cases, clean one-line errors on malformed .npy files and bad
 # arguments, and the selftest / demo commands. Host builds with the tools only.
 include(TinyattnPython)
 if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   if(TINYATTN_NUMPY_PYTHON)
-    foreach(mode run malformed)
+    foreach(mode run decode malformed)
       add_test(NAME tool_${mode}
                COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/tool_cases.py $<TARGET_FILE:tinyattn_tool>
                        ${CMAKE_CURRENT_BINARY_DIR}/tool_cases ${mode})

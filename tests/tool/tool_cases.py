@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of `tinyattn run` against NumPy, and of its .npy error handling.
+"""Tests of `tinyattn run` and `decode` against NumPy, and of the .npy error handling.
 
     tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 reference
                                               # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py)
+    tool_cases.py TINYATTN WORKDIR decode     # KV cache decodes (storage, sinks, RoPE) vs the same reference
     tool_cases.py TINYATTN WORKDIR malformed  # broken files and arguments: clean one-line errors
 
 Cases and their expected outputs are generated into WORKDIR (the build tree)
@@ -24,7 +25,10 @@ import numpy as np
 # The NumPy model of the int8 path (plan and forward, bit-exact), shared with the golden vectors.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "quant"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "gen"))
+# The Hugging Face RoPE formula in float64, shared with the RoPE golden vectors.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "rope"))
 import gen_quant_vectors as quant  # noqa: E402
+import gen_rope_vectors as rope_ref  # noqa: E402
 from exact_math import dot, exp, tanh  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
@@ -840,8 +844,93 @@ def malformed():
     options_before_files(good_k, good_v)
 
 
+def quantized(x, half_scales=False):
+    """Rows of x as the int8 storage keeps them (docs/decode.md): scale max|x|/127 in float32
+    (fp16 scales: the next half up), x / scale to nearest (ties away from zero), within +-127."""
+    x = x.astype(np.float32)
+    amax = np.abs(x).max(axis=-1, keepdims=True)
+    s = amax / np.float32(127)
+    if half_scales:
+        h = s.astype(np.float16)
+        h = np.where(h.astype(np.float32) < s, np.nextafter(h, np.float16(np.inf)), h)
+        s = h.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (x / s).astype(np.float64)
+        q = np.where(s > 0, np.clip(np.sign(r) * np.floor(np.abs(r) + 0.5), -127, 127), 0).astype(np.float32)
+    return q * s
+
+
+def check_decode(name, hq, hkv, tokens, dk, dv, flags, kv="f32", window=None, sinks=0, rope=None, position=0):
+    """`tinyattn decode` against the float64 reference over the whole sequence with the cache's
+    mask: token t visible to query p when t <= p and (no ring, t < sinks or t > p - window), the
+    rows rotated at positions position + t first (rope = (style, theta, rotary_dim))."""
+    q = (rng.standard_normal((hq, tokens, dk)) * 1.5).astype(np.float32)
+    k = (rng.standard_normal((hkv, tokens, dk)) * 1.5).astype(np.float32)
+    v = rng.standard_normal((hkv, tokens, dv)).astype(np.float32)
+    qp, kp, vp = save(f"{name}_q.npy", q), save(f"{name}_k.npy", k), save(f"{name}_v.npy", v)
+    out = str(WORK / f"{name}_y.npy")
+    r = tool("decode", "--q", qp, "--k", kp, "--v", vp, "--out", out, "--kv-dtype", kv, *flags)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    y = np.load(out).astype(np.float64)
+    qr, kr = q.astype(np.float64), k.astype(np.float64)
+    if rope is not None:
+        style, theta, rotary = rope
+        qr = rope_ref.rope_hf(qr, style, theta, rotary, position)
+        kr = rope_ref.rope_hf(kr, style, theta, rotary, position)
+    p = np.arange(tokens)[:, None]
+    t = np.arange(tokens)[None, :]
+    keep = t <= p
+    if window is not None:
+        keep &= (t < sinks) | (t > p - window)
+    vmax = float(np.abs(v).max())
+    if kv == "f16":
+        qr, kr, vr = (x.astype(np.float16).astype(np.float64) for x in (qr, kr, v))
+        want, _ = reference(qr, kr, vr, keep=keep.astype(np.uint8))
+        tol = 2e-3 * (np.abs(want) + vmax)  # fp16 inputs of the rotated rows and fp16 output roundings
+    elif kv.startswith("i8"):
+        half_scales = kv == "i8-scaled-f16"
+        qd, kd, vd = quantized(qr), quantized(kr, half_scales), quantized(v, half_scales)
+        want, _ = reference(qd.astype(np.float64), kd.astype(np.float64), vd.astype(np.float64),
+                            keep=keep.astype(np.uint8))
+        # The dequantized attention within fp32's tolerance and the integer weights' rounding; the
+        # rotated rows are float32 here and in the tool, so a rounding tie may quantize apart: 1 %.
+        tol = 2e-5 * (vmax + np.abs(want)) + (0.5 * tokens + 1) / 32768 * vmax + (0.01 * vmax if rope else 0)
+    else:
+        want, _ = reference(qr, kr, v.astype(np.float64), keep=keep.astype(np.uint8))
+        tol = 2e-5 * (vmax + np.abs(want))
+    err = np.abs(y - want)
+    if y.shape != want.shape or not np.all(err <= tol):
+        failures.append(f"{name}: decode off the reference by {float(err.max()):.3g} (shape {y.shape})")
+
+
+def decode_cases():
+    check_decode("decode_f32", 4, 2, 30, 8, 6, [])
+    check_decode("decode_f32_ring_sinks_rope", 4, 2, 40, 8, 6,
+                 ["--window", "6", "--sinks", "2", "--rope", "interleaved,500000,4", "--position", "7", "--chunk", "3"],
+                 window=6, sinks=2, rope=(rope_ref.INTERLEAVED, 500000.0, 4), position=7)
+    check_decode("decode_f32_rope_half", 2, 1, 25, 16, 16, ["--rope", "half-split", "--chunk", "4"],
+                 rope=(rope_ref.HALF_SPLIT, 10000.0, 16))
+    check_decode("decode_f16", 2, 2, 20, 8, 8, ["--chunk", "2"], kv="f16")
+    check_decode("decode_i8", 4, 2, 30, 8, 6, [], kv="i8-scaled")
+    check_decode("decode_i8_f16_ring", 4, 4, 30, 16, 8, ["--window", "5", "--sinks", "3", "--chunk", "2"],
+                 kv="i8-scaled-f16", window=5, sinks=3)
+    check_decode("decode_i8_rope", 2, 1, 24, 8, 8, ["--rope", "half-split,10000,8"], kv="i8-scaled",
+                 rope=(rope_ref.HALF_SPLIT, 10000.0, 8))
+    # Bad arguments: one line, exit 2.
+    q, k, v = (save(f"decode_bad_{n}.npy", rng.standard_normal((4, 8)).astype(np.float32)) for n in "qkv")
+    for args, needle in ((["--kv-dtype", "q4"], "--kv-dtype must be"), (["--sinks", "2"], "--sinks needs --window"),
+                         (["--rope", "sideways"], "--rope must be"), (["--chunk", "0"], "--chunk must be")):
+        r = tool("decode", "--q", q, "--k", k, "--v", v, "--out", str(WORK / "decode_bad_y.npy"), *args)
+        if r.returncode != 2 or needle not in r.stderr or r.stderr.count("\n") > 2:
+            failures.append(f"decode {args}: want exit 2 and '{needle}', got {r.returncode}: {r.stderr.strip()}")
+
+
 if MODE == "run":
     run_cases()
+elif MODE == "decode":
+    decode_cases()
 elif MODE == "malformed":
     malformed()
 else:

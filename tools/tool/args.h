@@ -46,5 +46,7 @@ int take_value(const Io& io, ValueOption* opts, size_t count, int argc, char** a
 
 // `tinyattn explain` (explain.cc).
 int cmd_explain(const Io& io, int argc, char** argv);
+// `tinyattn decode` (decode.cc).
+int cmd_decode(const Io& io, int argc, char** argv);
 
 }  // namespace tinyattn_tool

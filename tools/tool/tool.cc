@@ -5,6 +5,7 @@
 //                [--dtype f32|f16|i8 [--qparams SPEC]]
 //   tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
 //   tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [mask options] [--weights] [--port P]
+//   tinyattn decode --q Q.npy --k K.npy --v V.npy --out Y.npy [cache options]
 //   tinyattn selftest [--port P] [--format unity|table|both]
 //   tinyattn demo [--svg path] [--color|--no-color]
 // Every error is one line on the error stream and a non-zero exit status;
@@ -73,6 +74,9 @@ const char kUsage[] =
     "  tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [--causal top-left|bottom-right] [--window L,R]\n"
     "               [--kv-len L] [--element-mask keep|bias] [--softcap C] [--weights] [--workspace minimal|default]\n"
     "               [--port P]\n"
+    "  tinyattn decode --q Q.npy --k K.npy --v V.npy --out Y.npy [--kv-dtype f32|f16|i8-scaled|i8-scaled-f16]\n"
+    "               [--window W [--sinks S]] [--rope half-split|interleaved[,THETA[,ROTARY_DIM]]] [--position P]\n"
+    "               [--chunk N] [--scale S] [--port P]\n"
     "  tinyattn selftest [--port P] [--format unity|table|both]\n"
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
     "Tensors are .npy files: Q [[B,]Hq,]N,Dk  K [[B,]Hkv,]M,Dk  V [[B,]Hkv,]M,Dv (4-D: ONNX Attention's\n"
@@ -91,7 +95,11 @@ const char kUsage[] =
     "plan prints the int8 plan of --qparams (same syntax) as a C (or C++) initializer, one head plan per\n"
     "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n"
     "explain prints the route and kernel an fp32 forward() of that shape and mask takes on the port in\n"
-    "this build, and why no faster one applies (docs/core.md).\n";
+    "this build, and why no faster one applies (docs/core.md).\n"
+    "decode runs the token sequence Q [Hq,]T,Dk, K and V [Hkv,]T,D through a KV cache, N tokens a step\n"
+    "(--chunk, default 1), as firmware decodes: its storage (--kv-dtype), a ring of --window tokens\n"
+    "with --sinks first tokens kept, RoPE on keys and queries from position P; Y [Hq,]T,Dv (float16\n"
+    "for f16, else float32) is every step's output (docs/decode.md).\n";
 #undef TINYATTN_TOOL_PORT_NAME
 
 // The selftest's transcript goes through a plain function pointer, so the
@@ -919,7 +927,8 @@ int tool_main(int argc, char** argv, std::FILE* out, std::FILE* err) {
   if (cmd == "selftest") return cmd_selftest(io, argc - 2, argv + 2);
   if (cmd == "demo") return cmd_demo(io, argc - 2, argv + 2);
   if (cmd == "explain") return cmd_explain(io, argc - 2, argv + 2);
-  return usage_error(io, "unknown command '" + cmd + "' (run, plan, explain, selftest, demo)");
+  if (cmd == "decode") return cmd_decode(io, argc - 2, argv + 2);
+  return usage_error(io, "unknown command '" + cmd + "' (run, plan, explain, decode, selftest, demo)");
 }
 
 }  // namespace tinyattn_tool
