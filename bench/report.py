@@ -3,8 +3,9 @@
 
 bench/run.sh leaves in its output directory (RUN_DIR) what this script reads:
 machine.txt (CPU, compilers, libraries, tree), peers.md (bench/peers),
-board/insns.md, board/insns_f16.md, board/insns_i8.md and board/size.md
-(bench/board), arm/arm.md (bench/qemu/arm_ratio.sh) and compile_time.txt
+models.md (bench/models_bench.cc), board/insns.md, board/insns_f16.md,
+board/insns_i8.md, board/insns_models.md and board/size.md (bench/board),
+arm/arm.md (bench/qemu/arm_ratio.sh) and compile_time.txt
 (scripts/umbrella-compile-time). Every number on the page comes from those
 files, so the tables, the plot and the summary all describe the same run.
 
@@ -167,7 +168,27 @@ class Run:
         m = re.search(r"```\n(.*?)```", size, re.S)
         self.largest = m.group(1).rstrip("\n") if m else ""
         self.arm = self.arm_tables(read(run, "arm/arm.md"))
+        self.models = self.model_tables(read(run, "models.md"), read(run, "board/insns_models.md"))
         self.compile_time = self.compile_lines(read(run, "compile_time.txt"))
+
+    @staticmethod
+    def model_tables(host, board):
+        """{'prefill': Table, ...} for the host ('host ...') and the boards ('board ...')."""
+        out = {}
+        for where, text in (("host", host), ("board", board)):
+            for t in tables(text):
+                kind = {"prefill": "prefill", "decode": "decode"}.get(t.header[0]) or \
+                    ("widths" if t.header[0].startswith("odd head width") else "keys")
+                key = f"{where} {kind}"
+                if key in out and kind == "keys":  # the boards' decode key counts: a table of their own
+                    key += " decode"
+                out[key] = t
+        want = ["host prefill", "host decode", "host widths", "host keys", "board prefill", "board decode",
+                "board widths", "board keys", "board keys decode"]
+        missing = [k for k in want if k not in out]
+        if missing:
+            raise SystemExit(f"report.py: models.md / board/insns_models.md: no table for {missing}")
+        return out
 
     @staticmethod
     def arm_tables(text):
@@ -237,6 +258,8 @@ bench/board/count.sh      # only the Cortex-M fp32 instruction counts (build-ben
 bench/board/count_api.sh  # only forward() against Attention<Shape> on the M4F and M55 (build-bench-board/insns_api.md)
 bench/board/count_f16.sh  # only the fp16 forward on the M55 (build-bench-board/insns_f16.md)
 bench/board/count_i8.sh   # only the int8 forward on every board (build-bench-board/insns_i8.md + per-function profiles)
+bench/board/count_models.sh  # only the model shapes on the M4F and M55 (build-bench-board/insns_models.md)
+build-bench/host/models_bench --quick  # only the model shapes' host tables, in a few seconds
 bench/board/size.sh       # only the Cortex-M code sizes (build-bench-board/size.md)
 bench/qemu/arm_ratio.sh   # only the Arm Linux ratio tables under qemu-user (build-bench-arm/arm.md)
 build/bench/forward_bench # the Google Benchmark program (bench/forward_bench.cc), built with the project
@@ -722,6 +745,109 @@ the same emulator (GFLOP/s under emulation); every port's Y is within
 {md_table(["emulated CPU", "port (SIMD target)"] + shapes, rows, ["---", "---"] + ["---:"] * len(shapes))}"""
 
 
+def micro(cell):
+    """'123456 ns' -> '123.5' (µs, three or more significant digits)."""
+    us = num(cell) / 1000
+    return f"{us:,.0f}" if us >= 100 else f"{us:.1f}" if us >= 10 else f"{us:.2f}"
+
+
+def insns_cell(cell):
+    """'82124577 (4.89)' -> '82,124,577 (4.89)'; any other cell (why it was not run) as it is."""
+    m = re.match(r"^(\d+) \(([\d.]+)\)$", cell)
+    return f"{grouped(m.group(1))} ({m.group(2)})" if m else cell
+
+
+def models_section(r):
+    t = r.models
+    hp = t["host prefill"]
+    prefill = md_table(["model", "Hq/Hkv", "D", "N", "causal", "fp32 µs", "fp32 GFLOP/s", "int8 µs", "int8 GOP/s"],
+                       [row[:5] + [micro(row[5]), row[6], micro(row[7]), row[8]] for row in hp.rows],
+                       ["---"] + ["---:"] * 3 + ["---"] + ["---:"] * 4)
+    hd = t["host decode"]
+    decode = md_table(["model", "Hq/Hkv", "D", "context", "KV cache per layer, KiB: fp32 / KvInt8 / int8",
+                       "fp32 µs", "fp32 GFLOP/s", "KvInt8 µs", "KvInt8 GFLOP/s", "int8 µs", "int8 GOP/s"],
+                      [row[:4] + [" / ".join(f"{num(c) / 1024:,.0f}" for c in row[4:7])]
+                       + [micro(c) if i % 2 == 0 else c for i, c in enumerate(row[7:])] for row in hd.rows])
+    widths = md_table(t["host widths"].header,
+                      [[times(c).replace(">= ", "≥ ") for c in row] for row in t["host widths"].rows],
+                      ["---", "---"] + ["---:"] * 5)
+    keys = md_table(t["host keys"].header, [[times(c) for c in row] for row in t["host keys"].rows])
+    bp = t["board prefill"]
+    bprefill = md_table(["model"] + bp.header[1:],
+                        [row[:5] + [grouped(row[5])] + [insns_cell(c) for c in row[6:]] for row in bp.rows],
+                        ["---"] + ["---:"] * 3 + ["---"] + ["---:"] * (len(bp.header) - 5))
+    bd = t["board decode"]
+    bdecode = md_table(["model"] + bd.header[1:], [row[:4] + [grouped(row[4])] + [insns_cell(c) for c in row[5:]] for row in bd.rows])
+    bw = t["board widths"]
+    bwidths = md_table(bw.header, [[times(c) for c in row] for row in bw.rows], ["---", "---"] + ["---:"] * 4)
+    bk = [t["board keys"], t["board keys decode"]]
+    bkeys = "\n\n".join(md_table(k.header, [[times(c) for c in row] for row in k.rows]) for k in bk)
+    return f"""\
+## Model shapes: the attention of tiny transformers' layers
+
+One layer's attention, all heads, at the shapes of small models run on
+microcontrollers and edge CPUs: llama2.c's stories260K (8 query / 4 KV
+heads of 8, context 512), stories15M (6 heads of 48, 256) and stories42M (8
+heads of 64, 256 and 1024 tokens), SmolLM2-135M (9 query / 3 KV heads of 64,
+2048), all decoders; and the encoders KWT-1 (keyword spotting: 1 head of 64,
+99 tokens), MobileViT-XXS (4 heads of 20 over 64 tokens, 16 over 256, 24 over
+16) and TinyBERT-4 (12 heads of 26, 128 tokens). Dk = Dv = D.
+
+* **prefill**: one `forward()` over the whole sequence, N queries over N
+  keys, causal (top-left) for the decoders; fp32, and int8 (`forward_i8`
+  with a per-tensor plan made beforehand);
+* **decode**: one `attend` of the last token of a static `KvCache` filled to
+  the context (the token appended before the timed call), with fp32, `KvInt8<>`
+  (int8 storage with a scale per token and KV head, fp32 compute) and `int8_t`
+  storage (`forward_i8`, with a plan); the KV cache bytes per layer are
+  `KvCache::kStorageBytes`.
+
+FLOPs count the visible (query, key) pairs: 2 · Hq · pairs · (Dk + Dv), with
+N(N+1)/2 pairs per head for a causal prefill of N tokens and C for a decode
+step over C cached tokens; int8 counts its integer operations the same way
+(GOP/s). The boards count multiply-adds likewise: pairs · (Dk + Dv) · Hq.
+
+Host, default port, one pinned core (`bench/models_bench.cc`; median of the
+run's repetitions), prefill:
+
+{prefill}
+
+Decode:
+
+{decode}
+
+Odd head widths at the same heads, N and M as a power of two, GFLOP/s
+sampled in the same rounds (the goal: 0.9× or more for 48 against 64,
+0.75× or more for 20, 24 and 26 against 32):
+
+{widths}
+
+Odd key counts, GFLOP/s of the visible pairs, sampled in the same rounds:
+
+{keys}
+
+Boards (`bench/board/count_models.sh`): instructions per call under QEMU
+(one warm call, as above) on the Cortex-M4F (mps2-an386) with the DSP port
+and the Cortex-M55 (mps3-an547) with Helium, and in brackets per
+multiply-add. Both boards have 4 MiB of RAM for data and stack: what does
+not fit is not run. Prefill:
+
+{bprefill}
+
+Decode:
+
+{bdecode}
+
+Odd head widths: instructions per multiply-add at the odd width / at the
+power of two = their ratio (the goal: within 20%, 1.20× or less):
+
+{bwidths}
+
+Odd key counts, instructions per multiply-add:
+
+{bkeys}"""
+
+
 def compile_section(r):
     rows = []
     for compiler, f in r.compile_time:
@@ -761,6 +887,14 @@ def summary(r):
     causal = next(row for row in r.masks.rows if row[0].startswith("causal, top-left"))
     mask_kept, mask_time = causal[1], causal[r.masks.col(f"{port} time ratio")]
     decode = [num(row[r.scaling.col(f"{port} N=1")]) for row in r.scaling.rows]
+    ow, bw = r.models["host widths"], r.models["board widths"]
+    pow2 = {row[0]: num(row[ow.col("fp32 ratio")]) for row in ow.rows}
+    w48 = [v for k, v in pow2.items() if k.startswith("stories15M")]
+    w_other = [v for k, v in pow2.items() if not k.startswith("stories15M")]
+
+    def per_mac(col):
+        return span([float(re.search(r"= ([\d.]+)x", row[bw.col(col)]).group(1)) for row in bw.rows])
+
     rows = [
         ["small shapes, default port: `forward()` / `Attention<Shape>`",
          f"{small_at[s8, fwd]:.2f}× / {small_at[s8, fixed]:.2f}× the fastest peer at {s8}, "
@@ -779,6 +913,10 @@ def summary(r):
          f"{mask_time}× the unmasked time, keeping {mask_kept} of the (query, key) pairs"],
         ["decode (N = 1), default port, Dk = Dv = 64", f"{span(decode, '{:.2f}')} ns per key from M = "
          f"{r.scaling.rows[0][0]} to {r.scaling.rows[-1][0]}"],
+        ["model shapes, fp32 prefill: odd head widths against a power of two",
+         f"{span(w48)} the GFLOP/s at Dk = 48 vs 64, {span(w_other)} at 20, 24, 26 vs 32 (default port); "
+         f"{per_mac('M4F dsp fp32')} (M4F, DSP) and {per_mac('M55 mve fp32')} (M55, Helium) the instructions "
+         "per multiply-add"],
         ["code size of one fp32 / int8 shape, -Os, Cortex-M4F",
          f"{grouped(size['Cortex-M4F, scalar port'][1])} / {grouped(size['Cortex-M4F, scalar port'][3])} bytes "
          f"(scalar port), {grouped(size['Cortex-M4F, dsp port'][1])} / {grouped(size['Cortex-M4F, dsp port'][3])} "
@@ -842,7 +980,7 @@ def svg(r):
 def page_body(r):
     parts = [INTRO, "## Summary\n\n" + summary(r), RUNNING, machine_section(r), METHOD, forward_section(r),
              parts_section(r), small_section(r), softmax_section(r), scaling_section(r), boards_section(r),
-             size_section(r), arm_section(r), compile_section(r)]
+             models_section(r), size_section(r), arm_section(r), compile_section(r)]
     return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
 
 

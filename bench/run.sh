@@ -3,11 +3,15 @@
 # performance page from this one run (bench/report.py):
 #   1. host: tinyattn's ports against a triple loop, Eigen 3.4 and oneDNN on
 #      one pinned core (bench/peers/), with the FMA peak at the widest vectors
-#      the CPU has, softmax rows and decode/prefill scaling;
+#      the CPU has, softmax rows and decode/prefill scaling; and the layer
+#      shapes of tiny transformers, prefill and KvCache decode
+#      (bench/models_bench.cc);
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
 #      (bench/board/count.sh; the fp16 forward, widened vs native fp16
 #      products: bench/board/count_f16.sh; the int8 forward, scalar and Helium
-#      ports: bench/board/count_i8.sh) and the code size (bench/board/size.sh);
+#      ports: bench/board/count_i8.sh), the tiny transformers' layer shapes
+#      on the M4F and M55 (bench/board/count_models.sh) and the code size
+#      (bench/board/size.sh);
 #   3. Arm Linux under qemu-user: GFLOP/s ratios to the scalar port, NEON and
 #      SVE (bench/qemu/arm_ratio.sh); emulated, so not performance;
 #   4. the compile time of tinyattn/tinyattn.h (scripts/umbrella-compile-time).
@@ -42,7 +46,7 @@ mkdir -p "$OUT"
 # The xsimd port too (the standalone bench project leaves it off otherwise).
 cmake -S "$ROOT/bench/peers" -B "$OUT/host" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYATTN_WITH_XSIMD=ON \
   "-DCMAKE_CXX_FLAGS=-march=haswell -maes -mpclmul" >/dev/null
-ninja -C "$OUT/host" -j2 peers_bench
+ninja -C "$OUT/host" -j2 peers_bench models_bench
 
 # first_line COMMAND... -> the first line it prints, or "not found"
 first_line() { "$@" 2>/dev/null | head -n 1 || true; }
@@ -86,10 +90,13 @@ cat "$OUT/machine.txt"
 
 # shellcheck disable=SC2086 # peers_args: zero or one argument
 OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" $peers_args
+# shellcheck disable=SC2086
+"$OUT/host/models_bench" --out "$OUT" $peers_args
 
 "$ROOT/bench/board/count.sh" "$OUT/board"
 "$ROOT/bench/board/count_f16.sh" "$OUT/board"
 "$ROOT/bench/board/count_i8.sh" "$OUT/board"
+"$ROOT/bench/board/count_models.sh" "$OUT/board"
 "$ROOT/bench/board/size.sh" "$OUT/board"
 "$ROOT/bench/qemu/arm_ratio.sh" "$OUT/arm"
 {
