@@ -19,9 +19,8 @@ namespace tinyattn {
 namespace detail {
 namespace {
 
-float scale_at(const void* scales, bool half_scales, size_t i) {
-  return half_scales ? to_float(static_cast<const half*>(scales)[i]) : static_cast<const float*>(scales)[i];
-}
+inline float scale_value(float s) { return s; }
+inline float scale_value(half s) { return to_float(s); }
 
 // The scale of a row whose largest |x| is amax: amax / 127, as stored (fp16
 // rounded up, so no element quantizes past 127). 0 for a row of zeros.
@@ -142,29 +141,18 @@ Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& p
   return Status::kOk;
 }
 
-Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
-                      Workspace ws, const float* q, float* y, size_t n, const Options& options) {
-  if (q == nullptr || y == nullptr || ws.data == nullptr) return Status::kNullPointer;
-  if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
-  if (options.scale && !std::isfinite(*options.scale)) return Status::kBadScale;
-  if (options.softcap && !(*options.softcap > 0.0f && std::isfinite(*options.softcap))) return Status::kBadScale;
-  const KernelsF32* kf = kernels_f32(options.port);
-  const KernelsI8* ki = kernels_i8(options.port);
-  if (kf == nullptr || ki == nullptr) return Status::kPortUnavailable;
-  if (ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
-  const Dims d = kv_cache_dims(s, n);
-  // y may not overlap what attend reads (q, the cache) or its scratch.
-  const Extent ins[] = {{q, d.q_elems() * sizeof(float)},
-                        {cache.k, s.hkv * s.capacity * s.dk},
-                        {cache.v, s.hkv * s.capacity * s.dv},
-                        {ws.data, kv_int8_workspace_bytes(s)}};
-  const Extent outs[] = {{y, d.y_elems() * sizeof(float)}};
-  if (check_aliasing(ins, 4, outs, 1) != Status::kOk) return Status::kAliasing;
+namespace {
 
-  const float scale = effective_scale(d, options);
+// The rows of attend with the scales' type known, so the per-key loops over
+// float scales are plain vectorizable loops.
+template <class Scale>
+void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+               unsigned char* base, const float* q, float* y, size_t n, float scale, const Options& options,
+               const KernelsF32& kf, const KernelsI8& ki) {
+  const auto* k_scales = static_cast<const Scale*>(cache.k_scale);
+  const auto* v_scales = static_cast<const Scale*>(cache.v_scale);
   // The scratch: int32 scores (then integer weights), fp32 logits (then
-  // exponentials), the quantized query, two int32 accumulators.
-  unsigned char* base = aligned_base(ws);
+  // exponentials), two int32 accumulators, the rotated and quantized query.
   auto* ints = reinterpret_cast<int32_t*>(base);
   auto* logits = reinterpret_cast<float*>(base + s.capacity * 4);
   auto* acc = reinterpret_cast<int32_t*>(base + s.capacity * 8);
@@ -177,7 +165,8 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
     const size_t kvh = h / group;
     const int8_t* keys = cache.k + kvh * s.capacity * s.dk;
     const int8_t* values = cache.v + kvh * s.capacity * s.dv;
-    const size_t scale_base = kvh * s.capacity;
+    const Scale* ks = k_scales + kvh * s.capacity;
+    const Scale* vs = v_scales + kvh * s.capacity;
     for (size_t i = 0; i < n; ++i) {
       const float* qi = q + (h * n + i) * s.dk;
       float* yi = y + (h * n + i) * s.dv;
@@ -200,27 +189,32 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
       const float qs = scale * sq;
       size_t count = 0;
       for (size_t r = 0; r < range_count; ++r) {
-        const size_t len = ranges[r].size();
-        ki->scores(q8, keys + ranges[r].lo * s.dk, s.dk, len, s.dk, 0, 0, ints + count);
+        const size_t len = ranges[r].size(), lo = ranges[r].lo;
+        ki.scores(q8, keys + lo * s.dk, s.dk, len, s.dk, 0, 0, ints + count);
+        // A key's scale once on its dot product.
         for (size_t j = 0; j < len; ++j)
-          logits[count + j] =
-              static_cast<float>(ints[count + j]) * scale_at(cache.k_scale, cache.half_scales, scale_base + ranges[r].lo + j) * qs;
+          logits[count + j] = static_cast<float>(ints[count + j]) * scale_value(ks[lo + j]) * qs;
         count += len;
       }
       if (options.softcap) cap_logits(*options.softcap, logits, count);
-      const float mx = kf->row_max(logits, count);
+      const float mx = kf.row_max(logits, count);
       if (mx != mx) {  // a logit past fp32 times 0
         for (size_t c = 0; c < s.dv; ++c) yi[c] = kNaN;
         continue;
       }
-      const float sum_e = exponentiate(*kf, logits, count, mx);
+      const float sum_e = exponentiate(kf, logits, count, mx);
       // w_j = e_j s_vj; the integer weights split kProbOne in their proportions.
       float total = 0.0f;
-      for (size_t r = 0, at = 0; r < range_count; ++r)
-        for (size_t j = ranges[r].lo; j < ranges[r].hi; ++j, ++at) {
-          logits[at] *= scale_at(cache.v_scale, cache.half_scales, scale_base + j);
-          total += logits[at];
+      for (size_t r = 0, at = 0; r < range_count; ++r) {
+        const size_t len = ranges[r].size();
+        const Scale* v_row = vs + ranges[r].lo;
+        float* w = logits + at;
+        for (size_t j = 0; j < len; ++j) {
+          w[j] *= scale_value(v_row[j]);
+          total += w[j];
         }
+        at += len;
+      }
       if (!(total > 0.0f)) {  // every visible value row is 0
         for (size_t c = 0; c < s.dv; ++c) yi[c] = 0.0f;
         continue;
@@ -238,7 +232,7 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
       }
       for (size_t r = 0, at = 0; r < range_count; ++r) {
         const size_t len = ranges[r].size();
-        ki->weighted_sum(ints + at, values + ranges[r].lo * s.dv, s.dv, len, s.dv, 0, r == 0 ? acc : acc_part);
+        ki.weighted_sum(ints + at, values + ranges[r].lo * s.dv, s.dv, len, s.dv, 0, r == 0 ? acc : acc_part);
         if (r > 0)
           for (size_t c = 0; c < s.dv; ++c) acc[c] += acc_part[c];
         at += len;
@@ -247,6 +241,34 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
       for (size_t c = 0; c < s.dv; ++c) yi[c] = static_cast<float>(acc[c]) * to_y;
     }
   }
+}
+
+}  // namespace
+
+Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                      Workspace ws, const float* q, float* y, size_t n, const Options& options) {
+  if (q == nullptr || y == nullptr || ws.data == nullptr) return Status::kNullPointer;
+  if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
+  if (options.scale && !std::isfinite(*options.scale)) return Status::kBadScale;
+  if (options.softcap && !(*options.softcap > 0.0f && std::isfinite(*options.softcap))) return Status::kBadScale;
+  const KernelsF32* kf = kernels_f32(options.port);
+  const KernelsI8* ki = kernels_i8(options.port);
+  if (kf == nullptr || ki == nullptr) return Status::kPortUnavailable;
+  if (ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
+  const Dims d = kv_cache_dims(s, n);
+  // y may not overlap what attend reads (q, the cache) or its scratch.
+  const Extent ins[] = {{q, d.q_elems() * sizeof(float)},
+                        {cache.k, s.hkv * s.capacity * s.dk},
+                        {cache.v, s.hkv * s.capacity * s.dv},
+                        {ws.data, kv_int8_workspace_bytes(s)}};
+  const Extent outs[] = {{y, d.y_elems() * sizeof(float)}};
+  if (check_aliasing(ins, 4, outs, 1) != Status::kOk) return Status::kAliasing;
+
+  const float scale = effective_scale(d, options);
+  if (cache.half_scales)
+    int8_rows<half>(s, cache, rope, position, aligned_base(ws), q, y, n, scale, options, *kf, *ki);
+  else
+    int8_rows<float>(s, cache, rope, position, aligned_base(ws), q, y, n, scale, options, *kf, *ki);
   return Status::kOk;
 }
 
