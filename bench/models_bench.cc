@@ -196,6 +196,25 @@ DecodeRow decode_row(const char* model) {
        decode_sampler<int8_t, Hq, Hkv, D, Ctx>(Ctx)}};
 }
 
+// A streaming read of `bytes` (a sum of floats in 64 independent lanes, so
+// the adds' latency never bounds it): what reading a cache of that size
+// costs at best on this core, the bound a memory-bound decode step is held to.
+Sampler read_sampler(size_t bytes) {
+  auto buf = std::make_shared<std::vector<float>>(bytes / sizeof(float));
+  fill(buf->data(), buf->size(), 7);
+  return bench::make_sampler([buf] {
+    constexpr size_t kLanes = 64;
+    float acc[kLanes] = {};
+    const float* x = buf->data();
+    const size_t n = buf->size() / kLanes * kLanes;
+    for (size_t i = 0; i < n; i += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) acc[l] += x[i + l];
+    float total = 0.0f;
+    for (float a : acc) total += a;
+    bench::keep(total);
+  });
+}
+
 // Median seconds per call of one sampler.
 double median(Sampler s, const TimingConfig& cfg) {
   std::vector<Sampler> one{std::move(s)};
@@ -290,6 +309,41 @@ int main(int argc, char** argv) {
     }
     row << " |\n";
     emit(row.str());
+  }
+
+  // Decode at contexts past L2: the KV cache's bytes over the step's time
+  // against a streaming read of as many bytes, sampled in the same rounds
+  // (every visible key and value is read once per step: one token attends
+  // the whole cache, a group's query heads together in fp32).
+  emit(
+      "\n| memory-bound decode | storage | KV cache bytes | decode GB/s | read GB/s, same bytes | decode / read | goal "
+      "|\n|---|---|---:|---:|---:|---:|---:|\n");
+  {
+    struct Bound {
+      const char* model;
+      Sampler (*make)(size_t);
+      size_t bytes;
+      const char* storage;
+    };
+    const Bound bounds[] = {
+        {"stories42M, 1024 tokens", decode_sampler<float, 8, 8, 64, 1024, 2>,
+         Cache<float, 8, 8, 64, 1024>::kStorageBytes, "fp32"},
+        {"stories42M, 1024 tokens", decode_sampler<tinyattn::KvInt8<>, 8, 8, 64, 1024, 2>,
+         Cache<tinyattn::KvInt8<>, 8, 8, 64, 1024>::kStorageBytes, "KvInt8"},
+        {"SmolLM2-135M, 2048 tokens", decode_sampler<float, 9, 3, 64, 2048, 2>,
+         Cache<float, 9, 3, 64, 2048>::kStorageBytes, "fp32"},
+        {"SmolLM2-135M, 2048 tokens", decode_sampler<tinyattn::KvInt8<>, 9, 3, 64, 2048, 2>,
+         Cache<tinyattn::KvInt8<>, 9, 3, 64, 2048>::kStorageBytes, "KvInt8"},
+    };
+    for (const Bound& b : bounds) {
+      std::vector<Sampler> pair{b.make(b.model[0] == 's' ? 1024 : 2048), read_sampler(b.bytes)};
+      const std::vector<double> t = bench::interleaved_median_seconds(pair, cfg);
+      const double gb = static_cast<double>(b.bytes) * 1e-9;
+      std::ostringstream row;
+      row << "| " << b.model << " | " << b.storage << " | " << b.bytes << " | " << fmt("%.1f", gb / t[0]) << " | "
+          << fmt("%.1f", gb / t[1]) << " | " << fmt("%.2fx", t[1] / t[0]) << " | >= 0.80x |\n";
+      emit(row.str());
+    }
   }
 
   // Odd head widths against a power of two at the same heads, N and M,

@@ -177,14 +177,14 @@ class Run:
         out = {}
         for where, text in (("host", host), ("board", board)):
             for t in tables(text):
-                kind = {"prefill": "prefill", "decode": "decode"}.get(t.header[0]) or \
-                    ("widths" if t.header[0].startswith("odd head width") else "keys")
+                kind = {"prefill": "prefill", "decode": "decode", "memory-bound decode": "bandwidth"}.get(
+                    t.header[0]) or ("widths" if t.header[0].startswith("odd head width") else "keys")
                 key = f"{where} {kind}"
                 if key in out and kind == "keys":  # the boards' decode key counts: a table of their own
                     key += " decode"
                 out[key] = t
-        want = ["host prefill", "host decode", "host widths", "host keys", "board prefill", "board decode",
-                "board widths", "board keys", "board keys decode"]
+        want = ["host prefill", "host decode", "host bandwidth", "host widths", "host keys", "board prefill",
+                "board decode", "board widths", "board keys", "board keys decode"]
         missing = [k for k in want if k not in out]
         if missing:
             raise SystemExit(f"report.py: models.md / board/insns_models.md: no table for {missing}")
@@ -768,6 +768,9 @@ def models_section(r):
                        "fp32 µs", "fp32 GFLOP/s", "KvInt8 µs", "KvInt8 GFLOP/s", "int8 µs", "int8 GOP/s"],
                       [row[:4] + [" / ".join(f"{num(c) / 1024:,.0f}" for c in row[4:7])]
                        + [micro(c) if i % 2 == 0 else c for i, c in enumerate(row[7:])] for row in hd.rows])
+    hb = t["host bandwidth"]
+    bandwidth = md_table(hb.header, [[times(c).replace(">= ", "≥ ") for c in row] for row in hb.rows],
+                         ["---", "---"] + ["---:"] * 5)
     widths = md_table(t["host widths"].header,
                       [[times(c).replace(">= ", "≥ ") for c in row] for row in t["host widths"].rows],
                       ["---", "---"] + ["---:"] * 5)
@@ -815,6 +818,12 @@ run's repetitions), prefill:
 Decode:
 
 {decode}
+
+Decode at contexts past L2 against the memory: the KV cache's bytes over
+the step's time, and over the time of a streaming read of as many bytes on
+the same core, sampled in the same rounds (the goal: 0.80× or more):
+
+{bandwidth}
 
 Odd head widths at the same heads, N and M as a power of two, GFLOP/s
 sampled in the same rounds (the goal: 0.9× or more for 48 against 64,
