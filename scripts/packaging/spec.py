@@ -22,8 +22,8 @@ from pathlib import Path
 # documentation's example (the scalar kernels under another name).
 EXCLUDED_PORTS = {"template"}
 
-DTYPE_OPTION = {"f32": "DTYPE_F32", "f16": "DTYPE_F16", "i8": "DTYPE_I8"}
-DTYPE_TITLE = {"f32": "fp32", "f16": "fp16", "i8": "int8"}
+DTYPE_OPTION = {"f32": "DTYPE_F32", "f16": "DTYPE_F16", "i8": "DTYPE_I8", "kv_i8": "DTYPE_KV_I8"}
+DTYPE_TITLE = {"f32": "fp32", "f16": "fp16", "i8": "int8", "kv_i8": "int8 KV cache storage"}
 
 
 class SourceFile:
@@ -65,7 +65,7 @@ class Spec:
         self.library_includes = list(dirs["library"])
         self.private_includes = [d for d in self.library_includes if d not in self.public_includes]
         self.freestanding_includes = list(dirs.get("freestanding", []))
-        self.dtypes = [d for d in ("f32", "f16", "i8") if d in data["dtypes"]]
+        self.dtypes = [d for d in DTYPE_OPTION if d in data["dtypes"]]
         self.dtype_tables = {d: list(data["dtypes"][d].get("tables", [])) for d in self.dtypes}
         self.dtype_about = {d: data["dtypes"][d].get("about", "") for d in self.dtypes}
 
