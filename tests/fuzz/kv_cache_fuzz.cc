@@ -1,7 +1,7 @@
 // Fuzz target for tinyattn::KvCache (tinyattn/kv_cache.h): sequences of
-// append, attend and clear on a few instantiations (fp32, fp16 and int8;
-// grouped-query heads; linear caches and sliding-window rings; small
-// capacities and MaxNew), with counts of 0, past MaxNew, past the capacity
+// append, attend and clear on a few instantiations (fp32, fp16, int8 and
+// KvInt8 storage; grouped-query heads; linear caches, sliding-window rings
+// and rings with sinks; small capacities and MaxNew), with counts of 0, past MaxNew, past the capacity
 // and far past both, null pointers, options a forward refuses (a NaN scale,
 // a port not compiled in, a float scale for int8), and "poison": tokens
 // whose values are NaN appended and then cleared, so stale slots hold NaN.
@@ -13,14 +13,16 @@
 //    own status for the options and pointers given;
 //  * a refused call changes nothing: position(), size(), the stored keys and
 //    values, and the output buffer (guard values) all stay as they were;
-//  * after an accepted append the slots hold the model's tokens (token t in
-//    slot t % Capacity);
+//  * after an accepted append the slots hold the model's tokens (in the
+//    slots detail::kv_cache_slot names; KvInt8: the rows as quantized);
 //  * an accepted attend writes Y[Hq][n][Dv] and nothing past it, and each of
 //    its rows equals one forward over that query's visible tokens (every
-//    token up to it, or the window's last ones in a ring) packed in order:
-//    fp32 within docs/core.md's tolerances against the double reference,
-//    fp16 within the KV cache decode bound of docs/core.md against the fp16
-//    forward on the same port, int8 the same bytes as the int8 forward.
+//    token up to it, or in a ring the sinks and the window's last ones)
+//    packed in order: fp32 within docs/core.md's tolerances against the
+//    double reference, fp16 within the KV cache decode bound of docs/core.md
+//    against the fp16 forward on the same port, int8 the same bytes as the
+//    int8 forward, KvInt8 (whose appends refuse inf and NaN) within the
+//    dequantized attention's bound of docs/decode.md.
 //    Rows whose visible tokens hold a NaN or inf are left out (docs/hardening.md
 //    decides those); a NaN in a stale slot or a token past the window must
 //    not reach a row whose visible tokens are finite.
@@ -126,14 +128,30 @@ Extra any_extra(Bytes& in, bool int8) {
   return e;
 }
 
+// A row as KvInt8 stores it, scaled back (docs/decode.md: max|x| / 127,
+// to nearest, ties away from zero).
+void dequantize(const float* x, size_t n, float* out) {
+  float amax = 0.0f;
+  for (size_t c = 0; c < n; ++c) amax = std::fmax(amax, std::fabs(x[c]));
+  const float s = amax / 127.0f;
+  for (size_t c = 0; c < n; ++c) {
+    float r = s > 0.0f ? std::round(x[c] / s) : 0.0f;
+    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+    out[c] = r * s;
+  }
+}
+
 template <class Cache, class T>
 class Harness {
  public:
   static constexpr Dims d = Cache::dims;
   static constexpr size_t hq = d.hq, hkv = d.hkv, dk = d.dk, dv = d.dv, cap = d.m, max_new = d.n;
-  static constexpr size_t window = Cache::kRing ? cap - max_new + 1 : 0;  // the rings here: Capacity = W + MaxNew - 1
+  static constexpr tinyattn::detail::KvCacheShape kShape = Cache::shape;
   static constexpr bool kInt8 = std::is_same_v<T, int8_t>;
   static constexpr bool kHalf = std::is_same_v<T, half>;
+  // int8 storage of float rows (KvInt8<float>): T is float, the slots int8.
+  static constexpr bool kStored8 = !std::is_same_v<typename Cache::Element, T>;
+  using E = typename Cache::Element;
 
   void run(Bytes& in) {
     cache_.clear();
@@ -162,9 +180,10 @@ class Harness {
     FUZZ_REQUIRE(cache_.position() == 0 && cache_.size() == 0);
   }
 
-  // NaN (fp16, fp32) tokens appended and then cleared: stale slots hold them.
+  // NaN (fp16, fp32) tokens appended and then cleared: stale slots hold
+  // them (int8 storage refuses them: the appends above test that).
   void poison(size_t n) {
-    if constexpr (!kInt8) {
+    if constexpr (!kInt8 && !kStored8) {
       if (n == 0 || n > max_new || (!Cache::kRing && tokens_ + n > cap)) return;
       for (T& x : k_) x = from_float<T>(std::numeric_limits<float>::quiet_NaN());
       for (T& x : v_) x = from_float<T>(std::numeric_limits<float>::quiet_NaN());
@@ -182,21 +201,26 @@ class Harness {
         for (size_t c = 0; c < dk; ++c) k_[(h * rows + t) * dk + c] = from_float<T>(value(seed_));
         for (size_t c = 0; c < dv; ++c) v_[(h * rows + t) * dv + c] = from_float<T>(value(seed_));
       }
-    // A non-finite value now and then (fp32, fp16): rows that see it are left out below.
-    if (!kInt8 && rows > 0 && fault(in, 16))
+    // A non-finite value now and then (fp32, fp16): rows that see it are left
+    // out below; int8 storage refuses the append.
+    bool inf = false;
+    if (!kInt8 && rows > 0 && fault(in, 16)) {
       v_[in.range(0, hkv * rows * dv - 1)] = from_float<T>(std::numeric_limits<float>::infinity());
+      inf = true;
+    }
     const bool null_k = fault(in, 8), null_v = fault(in, 8);
     const bool bad_n = n == 0 || n > max_new;
     const bool full = !Cache::kRing && tokens_ + (bad_n ? 0 : n) > cap;
+    const bool unstorable = kStored8 && inf;
     if (!bad_n && !null_k && !null_v && tokens_ + n > kMaxTokens) {  // the model's own limit
       clear();
       return;
     }
     Snapshot before(cache_);
     const Status s = cache_.append(null_k ? nullptr : k_, null_v ? nullptr : v_, n);
-    if (null_k || null_v || bad_n || full) {
+    if (null_k || null_v || bad_n || full || unstorable) {
       FUZZ_REQUIRE((s == Status::kNullPointer && (null_k || null_v)) || (s == Status::kBadDimension && bad_n) ||
-                   (s == Status::kCacheFull && full));
+                   (s == Status::kCacheFull && full) || (s == Status::kBadQuantization && unstorable));
       FUZZ_REQUIRE(before.same(cache_));
       return;
     }
@@ -208,11 +232,22 @@ class Harness {
       }
     tokens_ += n;
     FUZZ_REQUIRE(cache_.position() == tokens_ && cache_.size() == (tokens_ < cap ? tokens_ : cap));
-    // Token t in slot t % Capacity, for every token the slots hold.
-    for (size_t t = tokens_ - cache_.size(); t < tokens_; ++t)
+    // The new tokens in their slots (int8 storage: the scaled-back rows).
+    for (size_t t = tokens_ - n; t < tokens_; ++t)
       for (size_t h = 0; h < hkv; ++h) {
-        FUZZ_REQUIRE(std::memcmp(cache_.keys() + (h * cap + t % cap) * dk, seq_k_[t][h], dk * sizeof(T)) == 0);
-        FUZZ_REQUIRE(std::memcmp(cache_.values() + (h * cap + t % cap) * dv, seq_v_[t][h], dv * sizeof(T)) == 0);
+        const size_t slot = h * cap + tinyattn::detail::kv_cache_slot(kShape, t);
+        if constexpr (kStored8) {
+          float want[dk > dv ? dk : dv];
+          dequantize(seq_k_[t][h], dk, want);
+          for (size_t c = 0; c < dk; ++c)
+            FUZZ_REQUIRE(static_cast<float>(cache_.keys()[slot * dk + c]) * cache_.key_scales()[slot] == want[c]);
+          dequantize(seq_v_[t][h], dv, want);
+          for (size_t c = 0; c < dv; ++c)
+            FUZZ_REQUIRE(static_cast<float>(cache_.values()[slot * dv + c]) * cache_.value_scales()[slot] == want[c]);
+        } else {
+          FUZZ_REQUIRE(std::memcmp(cache_.keys() + slot * dk, seq_k_[t][h], dk * sizeof(T)) == 0);
+          FUZZ_REQUIRE(std::memcmp(cache_.values() + slot * dv, seq_v_[t][h], dv * sizeof(T)) == 0);
+        }
       }
   }
 
@@ -254,19 +289,29 @@ class Harness {
 
   // Query i of the n newest against one forward over its visible tokens, packed.
   void check_row(size_t i, size_t n, const tinyattn::Options& options) {
-    const size_t p = tokens_ - n + i, lo = window && p + 1 > window ? p + 1 - window : 0, m = p + 1 - lo;
+    const size_t p = tokens_ - n + i;
+    size_t visible[kMaxTokens], m = 0;
+    for (size_t t = 0; t <= p; ++t)
+      if (tinyattn::detail::kv_cache_sees(kShape, p, t)) visible[m++] = t;
     std::vector<T> kd(hkv * m * dk), vd(hkv * m * dv), qq(hq * dk), yy(hq * dv);
     bool visible_finite = true;
     for (size_t h = 0; h < hkv; ++h)
       for (size_t t = 0; t < m; ++t) {
-        for (size_t c = 0; c < dk; ++c) kd[(h * m + t) * dk + c] = seq_k_[lo + t][h][c];
+        for (size_t c = 0; c < dk; ++c) kd[(h * m + t) * dk + c] = seq_k_[visible[t]][h][c];
         for (size_t c = 0; c < dv; ++c) {
-          vd[(h * m + t) * dv + c] = seq_v_[lo + t][h][c];
-          visible_finite = visible_finite && finite(seq_v_[lo + t][h][c]);
+          vd[(h * m + t) * dv + c] = seq_v_[visible[t]][h][c];
+          visible_finite = visible_finite && finite(seq_v_[visible[t]][h][c]);
         }
       }
     for (size_t h = 0; h < hq; ++h)
       for (size_t c = 0; c < dk; ++c) qq[h * dk + c] = q_[(h * n + i) * dk + c];
+    if constexpr (kStored8) {  // what the storage computes with: the rows as quantized
+      for (size_t r = 0; r < hkv * m; ++r) {
+        dequantize(&kd[r * dk], dk, &kd[r * dk]);
+        dequantize(&vd[r * dv], dv, &vd[r * dv]);
+      }
+      for (size_t h = 0; h < hq; ++h) dequantize(&qq[h * dk], dk, &qq[h * dk]);
+    }
     const Dims pd{1, m, dk, dv, hq, hkv};
     auto got = [&](size_t h, size_t c) { return y_[(h * n + i) * dv + c]; };
     if (!visible_finite) return;
@@ -298,9 +343,11 @@ class Harness {
                              ref.data());
       double vmax = 0;
       for (float x : vd) vmax = std::fmax(vmax, std::fabs(x));
-      // docs/core.md, "Tolerances": |y - y_ref| <= 2e-5 max|V| + 2e-5 |y_ref|.
+      // docs/core.md, "Tolerances": |y - y_ref| <= 2e-5 max|V| + 2e-5 |y_ref|;
+      // int8 storage: plus its integer weights' rounding (docs/decode.md).
+      const double weights = kStored8 ? (0.5 * static_cast<double>(m) + 1) / tinyattn::kProbOne * vmax : 0.0;
       for (size_t x = 0; x < hq * dv; ++x)
-        FUZZ_REQUIRE(std::fabs(got(x / dv, x % dv) - ref[x]) <= 2e-5 * vmax + 2e-5 * std::fabs(ref[x]));
+        FUZZ_REQUIRE(std::fabs(got(x / dv, x % dv) - ref[x]) <= 2e-5 * vmax + 2e-5 * std::fabs(ref[x]) + weights);
     }
   }
 
@@ -315,8 +362,8 @@ class Harness {
              std::memcmp(values, c.values(), sizeof values) == 0;
     }
     size_t position, size;
-    T keys[hkv * cap * dk];
-    T values[hkv * cap * dv];
+    E keys[hkv * cap * dk];
+    E values[hkv * cap * dv];
   };
 
   Cache cache_;
@@ -338,14 +385,29 @@ void run(Bytes& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data, size);
-  switch (in.u8() % 7) {
+  const uint8_t which = in.u8();
+  switch (which % 7) {
     case 0: run<KvCache<float, 2, 1, 4, 3, 6, 3>, float>(in); break;         // linear, GQA
     case 1: run<KvCache<float, 4, 2, 5, 3, 6, 3, 4>, float>(in); break;      // ring: window 4
     case 2: run<KvCache<float, 1, 1, 3, 2, 2, 1, 2>, float>(in); break;      // ring of two slots, decode
     case 3: run<KvCache<half, 2, 2, 8, 4, 5, 2, 4>, half>(in); break;        // fp16 ring
     case 4: run<KvCache<half, 2, 1, 4, 4, 4, 2>, half>(in); break;           // fp16 linear
     case 5: run<KvCache<int8_t, 2, 1, 4, 4, 5, 2>, int8_t>(in); break;       // int8 linear
-    default: run<KvCache<int8_t, 2, 2, 4, 3, 4, 2, 3>, int8_t>(in); break;   // int8 ring
+    default:
+      // Bytes from 0xE0 (no earlier input used them): the newer caches, so
+      // every committed input decodes as it did.
+      if (which < 0xE0) {
+        run<KvCache<int8_t, 2, 2, 4, 3, 4, 2, 3>, int8_t>(in);  // int8 ring
+      } else if (which % 4 == 0) {
+        run<KvCache<float, 2, 1, 4, 3, 2 + 3 + 2, 3, 3, 2>, float>(in);  // ring with 2 sinks
+      } else if (which % 4 == 1) {
+        run<KvCache<int8_t, 2, 2, 4, 3, 1 + 2 + 1, 2, 2, 1>, int8_t>(in);  // int8 ring with a sink
+      } else if (which % 4 == 2) {
+        run<KvCache<tinyattn::KvInt8<>, 2, 1, 4, 3, 6, 3>, float>(in);  // int8 storage, linear
+      } else {
+        run<KvCache<tinyattn::KvInt8<>, 4, 2, 5, 3, 1 + 4 + 2, 3, 4, 1>, float>(in);  // int8 storage, sink and ring
+      }
+      break;
   }
   return 0;
 }
