@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "golden_decode.h"
 #include "support.h"
 #include "tatest.h"
 #include "tinyattn/kv_cache.h"
@@ -513,4 +514,64 @@ TA_CASE("kv_cache: the documented streaming loop (int8 storage, RoPE, sinks) run
   TA_CHECK(decoded == kStreamSteps);
   TA_CHECK(cache.size() == 64);
   TA_CHECK_MSG(far == 0, "%zu outputs more than 5 %% of max|v| from the fp32 cache's", far);
+}
+
+namespace {
+
+// One golden case (tests/kv_cache/gen_decode_vectors.py, NumPy): the
+// sequence decoded token by token through Cache, each row against NumPy's.
+template <class Cache>
+void check_golden(const golden_decode::Case& c) {
+  using golden_decode::kD;
+  using golden_decode::kHkv;
+  using golden_decode::kHq;
+  using golden_decode::kTokens;
+  static Cache cache;
+  TA_CHECK_MSG(Cache::shape.window == c.window && Cache::shape.sinks == c.sinks &&
+                   (Cache::kStorageBytes < kHkv * Cache::shape.capacity * 2 * kD * sizeof(float)) == c.int8_storage,
+               "%s: the cache type is not the case's", c.name);
+  cache.reset();
+  if (c.rope_style >= 0) {
+    Rope rope;
+    rope.style = static_cast<RopeStyle>(c.rope_style);
+    rope.theta = c.theta;
+    rope.rotary_dim = c.rotary_dim;
+    TA_CHECK(cache.set_rope(rope, c.origin) == Status::kOk);
+  }
+  float q[kHq * kD], k[kHkv * kD], v[kHkv * kD], y[kHq * kD];
+  const double vmax = tatest::max_abs(golden_decode::kV, kHkv * kTokens * kD);
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t p = 0; p < kTokens; ++p) {
+    for (size_t h = 0; h < kHq; ++h) std::memcpy(q + h * kD, golden_decode::kQ + (h * kTokens + p) * kD, sizeof(float) * kD);
+    for (size_t h = 0; h < kHkv; ++h) {
+      std::memcpy(k + h * kD, golden_decode::kK + (h * kTokens + p) * kD, sizeof(float) * kD);
+      std::memcpy(v + h * kD, golden_decode::kV + (h * kTokens + p) * kD, sizeof(float) * kD);
+    }
+    Status s = cache.append(k, v, 1);
+    if (s == Status::kOk) s = cache.attend(q, y, 1);
+    TA_CHECK_MSG(s == Status::kOk, "%s, token %zu: %s", c.name, p, to_string(s));
+    if (s != Status::kOk) return;
+    // fp32 tolerances, RoPE's 2^-21 per rotated element, and for the int8
+    // storage its integer weights' rounding over the keys the row sees.
+    const double seen = static_cast<double>(p + 1);
+    const double extra = (c.rope_style >= 0 ? 1e-5 : 0.0) + (c.int8_storage ? (0.5 * seen + 1) / kProbOne : 0.0);
+    for (size_t x = 0; x < kHq * kD; ++x) {
+      const double want = c.y[((x / kD) * kTokens + p) * kD + x % kD];
+      const double e = std::fabs(y[x] - want);
+      worst = std::fmax(worst, e / vmax);
+      bad += !(e <= (tatest::kOutAtol + extra) * vmax + tatest::kOutRtol * std::fabs(want));
+    }
+  }
+  TA_CHECK_MSG(bad == 0, "%s: %zu outputs off NumPy's (worst %.3g max|v|)", c.name, bad, worst);
+}
+
+}  // namespace
+
+TA_CASE("kv_cache: sinks, RoPE and the int8 storage against NumPy's decode") {
+  using golden_decode::kCases;
+  check_golden<KvCache<float, 4, 2, 8, 8, 2 + 5, 1, 5, 2>>(kCases[0]);
+  check_golden<KvCache<float, 4, 2, 8, 8, 6, 1, 6>>(kCases[1]);
+  check_golden<KvCache<KvInt8<>, 4, 2, 8, 8, 20>>(kCases[2]);
+  check_golden<KvCache<KvInt8<>, 4, 2, 8, 8, 3 + 4, 1, 4, 3>>(kCases[3]);
 }

@@ -1,6 +1,7 @@
 # KvCache: decode and chunked prefill against one full causal (or
 # sliding-window, or sinks-and-window) forward, fp32 on every port, fp16,
-# int8 byte for byte, int8 storage against its bound; the
+# int8 byte for byte, int8 storage against its bound; sinks, RoPE and the
+# int8 storage against NumPy's decode (golden_decode.h); the
 # header's and docs/core.md's decode loop compiled and run (on boards too).
 tinyattn_add_suite(kv_cache
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/kv_cache_test.cc ${CMAKE_CURRENT_LIST_DIR}/kv_cache_example.cc
@@ -33,3 +34,7 @@ if(NOT CMAKE_CROSSCOMPILING)
   add_test(NAME kv_ram_table_in_docs_decode_md COMMAND kv_ram_table ${PROJECT_SOURCE_DIR}/docs/decode.md)
   set_tests_properties(kv_ram_table_in_docs_decode_md PROPERTIES LABELS "kv_cache;docs")
 endif()
+
+# The decode golden vectors (NumPy) must be what the generator produces.
+include(TinyattnPython)
+tinyattn_add_generator_check(kv_cache_golden_check tests/kv_cache/gen_decode_vectors.py LABELS kv_cache)
