@@ -8,7 +8,6 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-#include <utility>
 
 #include "golden_decode.h"
 #include "support.h"
@@ -249,9 +248,12 @@ float scale_value(half s) { return to_float(s); }
 // dequantized rows within fp32's tolerance plus the integer weights'
 // rounding, and the unquantized attention within the bound that the logits'
 // actual quantization error gives (docs/decode.md).
-template <class Cache>
+template <class Scale, class Cache>
 void check_int8_storage(const char* what, bool chunks) {
-  using Scale = typename std::remove_cv<typename std::remove_pointer<decltype(std::declval<const Cache&>().key_scales())>::type>::type;
+  static_assert(std::is_same<Cache, KvCache<KvInt8<Scale>, Cache::dims.hq, Cache::dims.hkv, Cache::dims.dk,
+                                            Cache::dims.dv, Cache::shape.capacity, Cache::shape.max_new,
+                                            Cache::shape.window, Cache::shape.sinks>>::value,
+                "the cache stores KvInt8<Scale>");
   Port ports[tatest::kMaxPorts];
   const size_t port_count = tatest::ports_under_test(ports);
   static Cache cache;
@@ -338,15 +340,15 @@ void check_int8_storage(const char* what, bool chunks) {
 }  // namespace
 
 TA_CASE("kv_cache: int8 storage (fp32 scales) against the dequantized and the exact attention") {
-  check_int8_storage<KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, kTokens>>("linear, decode", false);
-  check_int8_storage<KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, kTokens, 4>>("linear, chunked", true);
-  check_int8_storage<KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, 2 + 5 + 3, 4, 5, 2>>("sinks 2, window 5", true);
-  check_int8_storage<KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, 6, 1, 6>>("ring, window 6", false);
+  check_int8_storage<float, KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, kTokens>>("linear, decode", false);
+  check_int8_storage<float, KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, kTokens, 4>>("linear, chunked", true);
+  check_int8_storage<float, KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, 2 + 5 + 3, 4, 5, 2>>("sinks 2, window 5", true);
+  check_int8_storage<float, KvCache<KvInt8<>, kHq, kHkv, kDk, kDv, 6, 1, 6>>("ring, window 6", false);
 }
 
 TA_CASE("kv_cache: int8 storage with fp16 scales") {
-  check_int8_storage<KvCache<KvInt8<half>, kHq, kHkv, kDk, kDv, kTokens, 2>>("linear, chunked", true);
-  check_int8_storage<KvCache<KvInt8<half>, kHq, kHkv, kDk, kDv, 1 + 4 + 1, 2, 4, 1>>("sink 1, window 4", true);
+  check_int8_storage<half, KvCache<KvInt8<half>, kHq, kHkv, kDk, kDv, kTokens, 2>>("linear, chunked", true);
+  check_int8_storage<half, KvCache<KvInt8<half>, kHq, kHkv, kDk, kDv, 1 + 4 + 1, 2, 4, 1>>("sink 1, window 4", true);
 }
 
 TA_CASE("kv_cache: int8 storage refuses what int8 cannot hold, and its RAM is a constant") {
