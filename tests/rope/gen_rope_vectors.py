@@ -127,19 +127,21 @@ def render():
     return "\n".join(parts) + "\n"
 
 
-def main(argv):
-    text = render()
+def main(argv, out=OUT, render_text=render, script=__file__):
+    """Writes render_text() to out, or with --check compares (1 if it differs).
+    gen_decode_vectors.py writes its header with it too."""
+    text = render_text()
     if "--check" in argv:
-        with open(OUT, encoding="utf-8") as f:
+        with open(out, encoding="utf-8") as f:
             if f.read() != text:
-                print(f"{OUT} differs from what gen_rope_vectors.py writes: run it and commit the file",
+                print(f"{out} differs from what {os.path.basename(script)} writes: run it and commit the file",
                       file=sys.stderr)
                 return 1
-        print(f"{OUT}: up to date")
+        print(f"{out}: up to date")
         return 0
-    with open(OUT, "w", encoding="utf-8") as f:
+    with open(out, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
     return 0
 
 

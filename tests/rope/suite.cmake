@@ -6,15 +6,5 @@ tinyattn_add_suite(rope
   LABELS rope)
 
 # The committed golden vectors must be what the generator produces.
-if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
-  find_program(TINYATTN_NUMPY_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-  if(TINYATTN_NUMPY_PYTHON)
-    execute_process(COMMAND ${TINYATTN_NUMPY_PYTHON} -c "import numpy"
-                    RESULT_VARIABLE _tinyattn_numpy_missing OUTPUT_QUIET ERROR_QUIET)
-    if(_tinyattn_numpy_missing EQUAL 0)
-      add_test(NAME rope_golden_check
-               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_rope_vectors.py --check)
-      set_tests_properties(rope_golden_check PROPERTIES LABELS rope)
-    endif()
-  endif()
-endif()
+include(TinyattnPython)
+tinyattn_add_generator_check(rope_golden_check tests/rope/gen_rope_vectors.py LABELS rope)
