@@ -323,7 +323,7 @@ static_assert(TINYATTN_KV_CACHE_BYTES(2, 70, 20, 12, TINYATTN_KV_I8_SCALED_F16) 
                   TINYATTN_KV_CACHE_WORKSPACE_BYTES(70, 20, 12, 3, 50, TINYATTN_KV_I8_SCALED) ==
                       detail::kv_int8_workspace_bytes(kKvScaledSinks),
               "int8 storage KV cache macros");
-static_assert(TINYATTN_KV_CACHE_ROPE_BYTES(4, 0, 8, TINYATTN_KV_F32) == 4 * 8 * sizeof(float) + sizeof(float) &&
+static_assert(TINYATTN_KV_CACHE_ROPE_BYTES(4, 0, 8, TINYATTN_KV_F32) == size_t{4} * 8 * sizeof(float) + sizeof(float) &&
                   TINYATTN_KV_CACHE_ROPE_BYTES(4, 3, 8, TINYATTN_KV_I8_SCALED) == 0,
               "RoPE workspace macro");
 
@@ -440,8 +440,8 @@ tinyattn_status kv_attend(tinyattn_kv_cache* cache, const T* q, T* y, size_t n, 
   if constexpr (!std::is_same<T, int8_t>::value) {
     // RoPE: the rotated queries, after the forward's workspace (set_rope checked the room).
     if (rope.on && q != nullptr && n != 0 && n <= s.max_new && n <= cache->position_) {
-      const auto end = reinterpret_cast<uintptr_t>(ws.data) + ws.bytes;
-      T* rotated = reinterpret_cast<T*>(end + (alignof(T) - end % alignof(T)) % alignof(T));
+      unsigned char* end = static_cast<unsigned char*>(ws.data) + ws.bytes;
+      T* rotated = reinterpret_cast<T*>(end + (alignof(T) - reinterpret_cast<uintptr_t>(end) % alignof(T)) % alignof(T));
       detail::kv_cache_copy(q, rotated, s.hq * n * s.dk);
       for (size_t h = 0; h < s.hq; ++h)
         for (size_t i = 0; i < n; ++i) detail::kv_rope_key(rope, rotated + (h * n + i) * s.dk, cache->position_ - n + i);

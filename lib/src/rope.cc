@@ -53,7 +53,11 @@ double log_double(float x) {
 // y = j ln2 + t, |t| <= ln2 / 2, Taylor series of e^t to t^15.
 void exp_double(double y, double* f, int* n) {
   const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-  const double jd = -static_cast<double>(static_cast<int>(-y * 1.4426950408889634 + 0.5));  // round, y <= 0
+  // -y / ln2 rounded to nearest (ties up; y <= 0): truncate, then the exact remainder against one half.
+  const double r = -y * 1.4426950408889634;
+  int ri = static_cast<int>(r);
+  ri += r - ri >= 0.5 ? 1 : 0;
+  const double jd = -static_cast<double>(ri);
   const double t = (y - jd * ln2_hi) - jd * ln2_lo;
   double p = 1.0;
   for (int k = 15; k >= 1; --k) p = 1.0 + p * t / k;
