@@ -17,21 +17,11 @@ namespace tinyattn {
 namespace mve {
 namespace {
 
-// four_terms (mve.cc) is the four-row step of the fused block too.
+// four_terms (mve.cc) is the four-row step of the fused block too, and
+// two_terms (few-inl.h) its two-key step.
 
-// a += x0 * p[0] + x1 * p[1], p += 2: one LDRD and two VFMA, in one asm
-// for the reason four_terms gives.
-inline void two_terms(const float*& p, float32x4_t x0, float32x4_t x1, float32x4_t& a) {
-  asm("ldrd r4, r5, [%[p]], #8\n\t"
-      "vfma.f32 %q[a], %q[x0], r4\n\t"
-      "vfma.f32 %q[a], %q[x1], r5"
-      : [a] "+w"(a), [p] "+r"(p)
-      : [x0] "w"(x0), [x1] "w"(x1), "m"(*reinterpret_cast<const float(*)[2]>(p))
-      : "r4", "r5");
-}
-inline void two_terms_four_rows(float32x4_t x0, float32x4_t x1, const float*& p0, const float*& p1,
-                                const float*& p2, const float*& p3, float32x4_t& a0, float32x4_t& a1,
-                                float32x4_t& a2, float32x4_t& a3) {
+inline void two_terms_four_rows(float32x4_t x0, float32x4_t x1, const float*& p0, const float*& p1, const float*& p2,
+                                const float*& p3, float32x4_t& a0, float32x4_t& a1, float32x4_t& a2, float32x4_t& a3) {
   two_terms(p0, x0, x1, a0);
   two_terms(p1, x0, x1, a1);
   two_terms(p2, x0, x1, a2);
@@ -129,14 +119,6 @@ inline bool softmax_rows(float* s, size_t lds, size_t rows, size_t n, float* max
   return ok;
 }
 
-// Whether every lane of y is finite: 0 * y is 0 for a finite y and NaN for
-// an inf or NaN one, so z += 0 * y stays 0 until some y is not finite.
-inline float32x4_t note_finite(float32x4_t z, float32x4_t y) { return vfmaq_n_f32(z, y, 0.0f); }
-inline bool noted_finite(float32x4_t z) {
-  const float t = sum_lanes(z);
-  return t == t;
-}
-
 // A full block (kBlockRows rows, every row all `count` keys) with Dk and Dv
 // multiples of four, Q, K, V and Y packed (ld = Dk or Dv): the driver's
 // usual block. kDk, kDv: the extents as constants (0: b.dk, b.dv), so the
@@ -163,18 +145,18 @@ __attribute__((noinline)) bool attend_full(const AttendBlock& b) {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
     if (j < full) {
       for (size_t c = dk / 4; c > 0; --c) {
-        two_terms_four_rows(vldrwq_gather_base_f32(addr, 0), vldrwq_gather_base_f32(addr, 4), q0, q1, q2, q3, a0,
-                            a1, a2, a3);
-        two_terms_four_rows(vldrwq_gather_base_f32(addr, 8), vldrwq_gather_base_f32(addr, 12), q0, q1, q2, q3, a0,
-                            a1, a2, a3);
+        two_terms_four_rows(vldrwq_gather_base_f32(addr, 0), vldrwq_gather_base_f32(addr, 4), q0, q1, q2, q3, a0, a1,
+                            a2, a3);
+        two_terms_four_rows(vldrwq_gather_base_f32(addr, 8), vldrwq_gather_base_f32(addr, 12), q0, q1, q2, q3, a0, a1,
+                            a2, a3);
         addr = vaddq_n_u32(addr, 4 * sizeof(float));
       }
     } else {
       for (size_t c = dk / 4; c > 0; --c) {
-        two_terms_four_rows(vldrwq_gather_base_z_f32(addr, 0, lanes), vldrwq_gather_base_z_f32(addr, 4, lanes), q0,
-                            q1, q2, q3, a0, a1, a2, a3);
-        two_terms_four_rows(vldrwq_gather_base_z_f32(addr, 8, lanes), vldrwq_gather_base_z_f32(addr, 12, lanes), q0,
-                            q1, q2, q3, a0, a1, a2, a3);
+        two_terms_four_rows(vldrwq_gather_base_z_f32(addr, 0, lanes), vldrwq_gather_base_z_f32(addr, 4, lanes), q0, q1,
+                            q2, q3, a0, a1, a2, a3);
+        two_terms_four_rows(vldrwq_gather_base_z_f32(addr, 8, lanes), vldrwq_gather_base_z_f32(addr, 12, lanes), q0, q1,
+                            q2, q3, a0, a1, a2, a3);
         addr = vaddq_n_u32(addr, 4 * sizeof(float));
       }
     }
@@ -255,161 +237,7 @@ __attribute__((noinline)) bool attend_rows(const AttendBlock& b) {
   return noted_finite(z);
 }
 
-// ---- Blocks of one to three rows (decode: a new token's query, or the
-// query heads of one KV head passed as rows) ----
-//
-// The four-row kernels above repeat row 0 in the missing rows, which costs
-// a block of one row four times its products. These keep one accumulator
-// set per real row: the scores with the keys in the lanes (gathered columns
-// of four keys, each row's query elements four at a time in one LDM, so no
-// sum across lanes), each row's running maximum from the same vectors, and
-// P.V with the keys outer and up to kFewMaxVectors[R] vectors of a row's
-// output in registers, each value row loaded once for every row.
-
-// a[r] += x0 * q_r[0] + .. + x3 * q_r[3] for the R rows, q_r += 4.
-template <int R>
-inline void few_four_terms(const float** q, float32x4_t x0, float32x4_t x1, float32x4_t x2, float32x4_t x3,
-                           float32x4_t* a) {
-#pragma GCC unroll 3
-  for (int r = 0; r < R; ++r) four_terms(q[r], x0, x1, x2, x3, a[r]);
-}
-
-// Four gathered columns of four keys at byte offset kOffset from addr.
-template <bool kPartial, int kOffset>
-inline float32x4_t gather_column(uint32x4_t addr, mve_pred16_t lanes) {
-  return kPartial ? vldrwq_gather_base_z_f32(addr, kOffset, lanes) : vldrwq_gather_base_f32(addr, kOffset);
-}
-template <int R, bool kPartial, int kOffset>
-inline void few_columns4(uint32x4_t addr, mve_pred16_t lanes, const float** q, float32x4_t* a) {
-  few_four_terms<R>(q, gather_column<kPartial, kOffset>(addr, lanes), gather_column<kPartial, kOffset + 4>(addr, lanes),
-                    gather_column<kPartial, kOffset + 8>(addr, lanes),
-                    gather_column<kPartial, kOffset + 12>(addr, lanes), a);
-}
-
-// The dot products of R rows with four keys (lane i: key at addr lane i).
-template <int R, bool kPartial>
-inline void few_dots(uint32x4_t addr, mve_pred16_t lanes, const float* const* q, size_t dk, float32x4_t* a) {
-  const float* qr[R];
-#pragma GCC unroll 3
-  for (int r = 0; r < R; ++r) {
-    qr[r] = q[r];
-    a[r] = vdupq_n_f32(0.0f);
-  }
-  for (size_t c = dk / 8; c > 0; --c) {
-    few_columns4<R, kPartial, 0>(addr, lanes, qr, a);
-    few_columns4<R, kPartial, 16>(addr, lanes, qr, a);
-    addr = vaddq_n_u32(addr, 8 * sizeof(float));
-  }
-  if (dk & 4) {
-    few_columns4<R, kPartial, 0>(addr, lanes, qr, a);
-    addr = vaddq_n_u32(addr, 4 * sizeof(float));
-  }
-  if (dk & 2) {
-    const float32x4_t x0 = gather_column<kPartial, 0>(addr, lanes), x1 = gather_column<kPartial, 4>(addr, lanes);
-#pragma GCC unroll 3
-    for (int r = 0; r < R; ++r) two_terms(qr[r], x0, x1, a[r]);
-    addr = vaddq_n_u32(addr, 2 * sizeof(float));
-  }
-  if (dk & 1) {
-    const float32x4_t x0 = gather_column<kPartial, 0>(addr, lanes);
-#pragma GCC unroll 3
-    for (int r = 0; r < R; ++r) a[r] = vfmaq_n_f32(a[r], x0, *qr[r]);
-  }
-}
-
-// Vector w of x (x + 4w) with an immediate offset from x: GCC 12 computes
-// each address into a register of its own (and spills them).
-template <int kOffset>
-inline float32x4_t load_at(const float* x) {
-  float32x4_t v;
-  asm("vldrw.u32 %q0, [%1, #%c2]"
-      : "=w"(v)
-      : "r"(x), "i"(kOffset * 16), "m"(*reinterpret_cast<const float(*)[4]>(x + 4 * kOffset)));
-  return v;
-}
-inline float32x4_t load_vector(const float* x, int w) {
-  switch (w) {  // w is a constant in the unrolled loops
-    case 0: return load_at<0>(x);
-    case 1: return load_at<1>(x);
-    case 2: return load_at<2>(x);
-    case 3: return load_at<3>(x);
-    case 4: return load_at<4>(x);
-    default: return load_at<5>(x);
-  }
-}
-
-// Output vectors per column pass for R rows: R * W accumulators and the
-// value vector being loaded fit Helium's eight registers.
-constexpr int kFewMaxVectors[4] = {0, 6, 3, 2};
-
-// y_r[c] = inv[r] * sum_j p_r[j] v[j*ldv + c] for W vectors of columns from
-// vc (kTail: the last of them has only the lanes of `last`), keys two at a
-// time (one LDRD per row).
-template <int R, int W, bool kTail>
-inline void few_values(const float* const* p, const float* vc, size_t ldv, size_t count, mve_pred16_t last,
-                       const float* inv, float* const* y) {
-  float32x4_t a[R][W];
-  const float* pr[R];
-#pragma GCC unroll 3
-  for (int r = 0; r < R; ++r) {
-    pr[r] = p[r];
-#pragma GCC unroll 6
-    for (int w = 0; w < W; ++w) a[r][w] = vdupq_n_f32(0.0f);
-  }
-  auto load = [&](const float* x, int w) {
-    return kTail && w == W - 1 ? vld1q_z_f32(x + 4 * w, last) : load_vector(x, w);
-  };
-  for (size_t j = count / 2; j > 0; --j) {
-    float x[R], z[R];
-#pragma GCC unroll 3
-    for (int r = 0; r < R; ++r) load_pair(pr[r], x[r], z[r]);
-    // One base register for a row's vectors (immediate offsets): GCC 12
-    // otherwise keeps a pointer per vector and spills them.
-    asm("" : "+r"(vc));
-#pragma GCC unroll 6
-    for (int w = 0; w < W; ++w) {
-      const float32x4_t v0 = load(vc, w);
-#pragma GCC unroll 3
-      for (int r = 0; r < R; ++r) a[r][w] = vfmaq_n_f32(a[r][w], v0, x[r]);
-    }
-    vc += ldv;
-    asm("" : "+r"(vc));
-#pragma GCC unroll 6
-    for (int w = 0; w < W; ++w) {
-      const float32x4_t v1 = load(vc, w);
-#pragma GCC unroll 3
-      for (int r = 0; r < R; ++r) a[r][w] = vfmaq_n_f32(a[r][w], v1, z[r]);
-    }
-    vc += ldv;
-  }
-  if (count & 1) {
-#pragma GCC unroll 6
-    for (int w = 0; w < W; ++w) {
-      const float32x4_t v0 = load(vc, w);
-#pragma GCC unroll 3
-      for (int r = 0; r < R; ++r) a[r][w] = vfmaq_n_f32(a[r][w], v0, *pr[r]);
-    }
-  }
-#pragma GCC unroll 3
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 6
-    for (int w = 0; w < W; ++w) {
-      const float32x4_t yv = vmulq_n_f32(a[r][w], inv[r]);
-      if (kTail && w == W - 1)
-        vst1q_p_f32(y[r] + 4 * w, yv, last);
-      else
-        vst1q_f32(y[r] + 4 * w, yv);
-    }
-}
-
-template <int R, int W>
-__attribute__((always_inline)) inline void few_values_pass(const float* const* p, const float* vc, size_t ldv, size_t count, bool tail,
-                            mve_pred16_t last, const float* inv, float* const* y) {
-  if (tail)
-    few_values<R, W, true>(p, vc, ldv, count, last, inv, y);
-  else
-    few_values<R, W, false>(p, vc, ldv, count, last, inv, y);
-}
+// ---- Blocks of one to three rows (decode), with the helpers of few-inl.h ----
 
 // attend_block for 1 <= R < kBlockRows rows that all see every key (own ==
 // nullptr), any extents and strides; the declines of attend_full.
@@ -446,8 +274,7 @@ __attribute__((noinline)) bool attend_few(const AttendBlock& b) {
   if (full < count) {  // the last keys: the other lanes' gathers predicated off
     const mve_pred16_t lanes = tail(count, full);
     float32x4_t a[R];
-    few_dots<R, true>(vaddq_n_u32(key_step, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kj))), lanes, q, dk,
-                      a);
+    few_dots<R, true>(vaddq_n_u32(key_step, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kj))), lanes, q, dk, a);
 #pragma GCC unroll 3
     for (int r = 0; r < R; ++r) {
       const float32x4_t sv = vmulq_n_f32(a[r], b.scale);
@@ -470,6 +297,8 @@ __attribute__((noinline)) bool attend_few(const AttendBlock& b) {
   if (!ok) return false;
   // Columns in passes of at most kFewMaxVectors[R] vectors, as even as they go.
   constexpr int kMaxW = kFewMaxVectors[R];
+  constexpr int kW3 = kMaxW < 3 ? kMaxW : 3, kW4 = kMaxW < 4 ? kMaxW : 4, kW5 = kMaxW < 5 ? kMaxW : 5,
+                kW6 = kMaxW < 6 ? kMaxW : 6;
   const size_t vectors = (dv + kLanes - 1) / kLanes;
   const size_t passes = (vectors + kMaxW - 1) / kMaxW;
   const mve_pred16_t last = tail(dv, (vectors - 1) * kLanes);
@@ -482,12 +311,24 @@ __attribute__((noinline)) bool attend_few(const AttendBlock& b) {
     const float* const* p = s;
     const float* vc = b.v + c;
     switch (w) {
-      case 1: few_values_pass<R, 1>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
-      case 2: few_values_pass<R, 2>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
-      case 3: few_values_pass<R, kMaxW < 3 ? kMaxW : 3>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
-      case 4: few_values_pass<R, kMaxW < 4 ? kMaxW : 4>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
-      case 5: few_values_pass<R, kMaxW < 5 ? kMaxW : 5>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
-      default: few_values_pass<R, kMaxW < 6 ? kMaxW : 6>(p, vc, b.ldv, count, tail_pass, last, inv, y); break;
+      case 1:
+        few_values_pass<R, 1, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
+      case 2:
+        few_values_pass<R, 2, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
+      case 3:
+        few_values_pass<R, kW3, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
+      case 4:
+        few_values_pass<R, kW4, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
+      case 5:
+        few_values_pass<R, kW5, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
+      default:
+        few_values_pass<R, kW6, false>(p, vc, b.ldv, count, tail_pass, last, inv, y);
+        break;
     }
     c += w * kLanes;
   }

@@ -6,8 +6,8 @@
 // predicated loop. The exp is exp_poly
 // (tinyattn/exp.h) step by step with the same coefficients, fused
 // multiply-adds where the algorithm multiplies and adds. The fused block
-// (attend_block, attend_fixed) is in fused-inl.h, part of this file's
-// translation unit.
+// (attend_block, attend_fixed) is in fused-inl.h and the kernels for one to
+// three rows in few-inl.h, both part of this file's translation unit.
 #include "mve.h"
 #include "port.h"
 
@@ -101,55 +101,71 @@ inline bool may_leave_range(float32x4_t t) {
   return vmaxvq_u32(0u, vsubq_n_u32(vreinterpretq_u32_f32(t), kExpNLow)) > kExpNSpan;
 }
 
+// x = p[0], y = p[1], p += 2, in one LDRD: GCC 12 emits two LDRs and an add
+// for the same C++, which makes these loops a third longer.
+// The "m" operand tells the compiler which memory the instruction reads.
+inline void load_pair(const float*& p, float& x, float& y) {
+  asm("ldrd %0, %1, [%2], #8" : "=r"(x), "=r"(y), "+r"(p) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
+}
+
+// a += x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] (in that order), p += 4:
+// the four weights in one LDM, then four VFMA. LDM fills its registers in
+// ascending number order, so they are fixed (r4, r5, r6, r8: r7 is the Thumb
+// frame pointer of unoptimized builds and r9 a platform register in some
+// ABIs), and the VFMAs sit in the same asm: GCC 12 otherwise schedules them
+// after the next row's LDM and spills the weights.
+inline void four_terms(const float*& p, float32x4_t x0, float32x4_t x1, float32x4_t x2, float32x4_t x3,
+                       float32x4_t& a) {
+  asm("ldm %[p]!, {r4, r5, r6, r8}\n\t"
+      "vfma.f32 %q[a], %q[x0], r4\n\t"
+      "vfma.f32 %q[a], %q[x1], r5\n\t"
+      "vfma.f32 %q[a], %q[x2], r6\n\t"
+      "vfma.f32 %q[a], %q[x3], r8"
+      : [a] "+w"(a), [p] "+r"(p)
+      : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3), "m"(*reinterpret_cast<const float(*)[4]>(p))
+      : "r4", "r5", "r6", "r8");
+}
+
+}  // namespace
+}  // namespace mve
+}  // namespace tinyattn
+
+// The kernels for one to three rows (few_dots, few_values_all), on load_pair
+// and four_terms above.
+#include "few-inl.h"
+
+namespace tinyattn {
+namespace mve {
+namespace {
+
+// s_r[j] = scale * dot(q[r], k + j*ldk) for the R rows (row r's scores at s +
+// r*lds), four keys at a time with the keys in the lanes (few_dots): each
+// key's sum builds up in its own lane by the same operations wherever it
+// sits, so a key's score is the same bits at every position of every call
+// (KernelsF32::scores), and no sum across lanes is needed.
+template <int R>
+__attribute__((always_inline)) inline void few_scores(const float* const* q, const float* k, size_t ldk, size_t count,
+                                                      size_t dk, float scale, float* s, size_t lds) {
+  const uint32x4_t key_step = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<uint32_t>(ldk * sizeof(float)));
+  const size_t full = count / kLanes * kLanes;
+  const float* kj = k;
+  for (size_t j = 0; j < full; j += kLanes, kj += kLanes * ldk) {
+    float32x4_t a[R];
+    few_dots<R, false>(vaddq_n_u32(key_step, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kj))), 0, q, dk, a);
+#pragma GCC unroll 3
+    for (int r = 0; r < R; ++r) vst1q_f32(s + r * lds + j, vmulq_n_f32(a[r], scale));
+  }
+  if (full < count) {  // the last keys: the other lanes' gathers predicated off
+    const mve_pred16_t lanes = tail(count, full);
+    float32x4_t a[R];
+    few_dots<R, true>(vaddq_n_u32(key_step, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(kj))), lanes, q, dk, a);
+#pragma GCC unroll 3
+    for (int r = 0; r < R; ++r) vst1q_p_f32(s + r * lds + full, vmulq_n_f32(a[r], scale), lanes);
+  }
+}
+
 void scores(const float* q, const float* k, size_t ldk, size_t count, size_t dk, float scale, float* s) {
-  const size_t full = dk / kLanes * kLanes;
-  const mve_pred16_t tail_p = tail(dk, full);  // used only when dk is not a multiple of 4
-  size_t j = 0;
-  // Four keys per pass: each q vector is loaded once for four dot products.
-  for (; j + 4 <= count; j += 4) {
-    const float* k0 = k + j * ldk;
-    const float* k1 = k0 + ldk;
-    const float* k2 = k1 + ldk;
-    const float* k3 = k2 + ldk;
-    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    const float* qc = q;
-    // Pointers step with the loop (post-increment loads); fewer live
-    // registers than base + index, so nothing spills.
-    for (size_t v = full / kLanes; v > 0; --v) {
-      const float32x4_t qv = vld1q_f32(qc);
-      qc += kLanes;
-      a0 = vfmaq_f32(a0, qv, vld1q_f32(k0));
-      k0 += kLanes;
-      a1 = vfmaq_f32(a1, qv, vld1q_f32(k1));
-      k1 += kLanes;
-      a2 = vfmaq_f32(a2, qv, vld1q_f32(k2));
-      k2 += kLanes;
-      a3 = vfmaq_f32(a3, qv, vld1q_f32(k3));
-      k3 += kLanes;
-    }
-    if (full < dk) {
-      const float32x4_t qv = vld1q_z_f32(qc, tail_p);  // inactive lanes 0: they add 0
-      a0 = vfmaq_f32(a0, qv, vld1q_z_f32(k0, tail_p));
-      a1 = vfmaq_f32(a1, qv, vld1q_z_f32(k1, tail_p));
-      a2 = vfmaq_f32(a2, qv, vld1q_z_f32(k2, tail_p));
-      a3 = vfmaq_f32(a3, qv, vld1q_z_f32(k3, tail_p));
-    }
-    // Transpose through memory (VST4 interleaves the four accumulators), so
-    // four vector adds leave key j+i's dot product in lane i.
-    alignas(16) float lanes[16];
-    const float32x4x4_t acc{{a0, a1, a2, a3}};
-    vst4q_f32(lanes, acc);
-    const float32x4_t dots = vaddq_f32(vaddq_f32(vld1q_f32(lanes), vld1q_f32(lanes + 4)),
-                                       vaddq_f32(vld1q_f32(lanes + 8), vld1q_f32(lanes + 12)));
-    vst1q_f32(s + j, vmulq_n_f32(dots, scale));
-  }
-  for (; j < count; ++j) {
-    const float* kj = k + j * ldk;
-    float32x4_t a = vdupq_n_f32(0.0f);
-    for (size_t c = 0; c < full; c += kLanes) a = vfmaq_f32(a, vld1q_f32(q + c), vld1q_f32(kj + c));
-    if (full < dk) a = vfmaq_f32(a, vld1q_z_f32(q + full, tail_p), vld1q_z_f32(kj + full, tail_p));
-    s[j] = scale * sum_lanes(a);
-  }
+  few_scores<1>(&q, k, ldk, count, dk, scale, s, 0);
 }
 
 float row_max(const float* x, size_t n) {
@@ -202,7 +218,10 @@ float exp_shift_sum(float* x, size_t n, float shift) {
   return sum_lanes(sum);
 }
 
-void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
+// weighted_sum with each zero weight's term left out (a NaN or inf value row
+// at weight 0 adds nothing): the path for outputs that came out not finite.
+__attribute__((noinline)) void weighted_sum_skipping(const float* p, const float* v, size_t ldv, size_t count,
+                                                     size_t dv, float a, float* y) {
   size_t c = 0;
   // Sixteen outputs per pass held in four accumulators (of Helium's eight
   // vector registers), each value row loaded once per pass.
@@ -232,6 +251,35 @@ void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size
   }
 }
 
+// P.V for R rows (few_values_all), out of line: one copy for weighted_sum
+// and weighted_sum_block. Each pass a call of its own: with the passes
+// inlined, this frame and the widest pass's nested deeper than any kernel
+// before them (the board stack bound, docs/hardening.md).
+template <int R>
+__attribute__((noinline)) void values_rows(const float* p, size_t ldp, const float* v, size_t ldv, size_t count,
+                                           size_t dv, const float* a, float* y, size_t ldy) {
+  const float* pr[R] = {p};
+  float* yr[R] = {y};
+#pragma GCC unroll 3
+  for (int r = 1; r < R; ++r) {
+    pr[r] = p + r * ldp;
+    yr[r] = y + r * ldy;
+  }
+  few_values_all<R, true>(pr, v, ldv, count, dv, a, yr);
+}
+
+// The keys outer and up to six vectors of outputs in registers, every term
+// taken: a zero weight's term adds exactly 0 where its value row is finite,
+// and an output that is not finite (an inf or NaN in V, or an overflow) has
+// the call run again term by term, leaving the zero weights out
+// (KernelsF32::weighted_sum).
+void weighted_sum(const float* p, const float* v, size_t ldv, size_t count, size_t dv, float a, float* y) {
+  values_rows<1>(p, 0, v, ldv, count, dv, &a, y, 0);
+  float32x4_t z = vdupq_n_f32(0.0f);
+  for (size_t c = 0; c < dv; c += kLanes) z = note_finite(z, vld1q_z_f32(y + c, tail(dv, c)));
+  if (!noted_finite(z)) weighted_sum_skipping(p, v, ldv, count, dv, a, y);
+}
+
 void axpy(float a, const float* x, float* y, size_t n) {
   for (size_t c = 0; c < n; c += kLanes) {
     const mve_pred16_t p = tail(n, c);
@@ -258,40 +306,13 @@ void exp_array(const float* x, float* out, size_t n) {
 // Helium multiplies a vector by a scalar register (VFMA Qd, Qn, Rm) but has
 // no by-lane form, so a register tile puts what the rows share in the vector
 // and each row's own number in a scalar: four accumulators (one per row) of
-// four lanes, and at most three more vectors live (of eight). Rows beyond
-// `rows` repeat row 0 and are not stored, so one code path serves every row
-// count.
-
-// x = p[0], y = p[1], p += 2, in one LDRD: GCC 12 emits two LDRs and an add
-// for the same C++, which makes these loops a third longer.
-// The "m" operand tells the compiler which memory the instruction reads.
-inline void load_pair(const float*& p, float& x, float& y) {
-  asm("ldrd %0, %1, [%2], #8" : "=r"(x), "=r"(y), "+r"(p) : "m"(*reinterpret_cast<const float(*)[2]>(p)));
-}
-
-// a += x0 * p[0] + x1 * p[1] + x2 * p[2] + x3 * p[3] (in that order), p += 4:
-// the four weights in one LDM, then four VFMA. LDM fills its registers in
-// ascending number order, so they are fixed (r4, r5, r6, r8: r7 is the Thumb
-// frame pointer of unoptimized builds and r9 a platform register in some
-// ABIs), and the VFMAs sit in the same asm: GCC 12 otherwise schedules them
-// after the next row's LDM and spills the weights.
-inline void four_terms(const float*& p, float32x4_t x0, float32x4_t x1, float32x4_t x2, float32x4_t x3,
-                       float32x4_t& a) {
-  asm("ldm %[p]!, {r4, r5, r6, r8}\n\t"
-      "vfma.f32 %q[a], %q[x0], r4\n\t"
-      "vfma.f32 %q[a], %q[x1], r5\n\t"
-      "vfma.f32 %q[a], %q[x2], r6\n\t"
-      "vfma.f32 %q[a], %q[x3], r8"
-      : [a] "+w"(a), [p] "+r"(p)
-      : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [x3] "w"(x3), "m"(*reinterpret_cast<const float(*)[4]>(p))
-      : "r4", "r5", "r6", "r8");
-}
+// four lanes, and at most three more vectors live (of eight). Blocks of one
+// to three rows take the kernels of few-inl.h instead, which repeat no row.
 
 // a_r += v0 * p_r[0] + v1 * p_r[1] for the four rows of a tile, each p_r
 // advanced by two (one LDRD per row): the two-term step of both block kernels.
-inline void four_rows_two_terms(float32x4_t v0, float32x4_t v1, const float*& p0, const float*& p1,
-                                const float*& p2, const float*& p3, float32x4_t& a0, float32x4_t& a1,
-                                float32x4_t& a2, float32x4_t& a3) {
+inline void four_rows_two_terms(float32x4_t v0, float32x4_t v1, const float*& p0, const float*& p1, const float*& p2,
+                                const float*& p3, float32x4_t& a0, float32x4_t& a1, float32x4_t& a2, float32x4_t& a3) {
   float x0, y0, x1, y1, x2, y2, x3, y3;
   load_pair(p0, x0, y0);
   load_pair(p1, x1, y1);
@@ -307,8 +328,10 @@ inline void four_rows_two_terms(float32x4_t v0, float32x4_t v1, const float*& p0
 // the lanes of `lanes`.
 template <bool kPartial>
 inline void store_row(float* out, float32x4_t y, mve_pred16_t lanes) {
-  if (kPartial) vst1q_p_f32(out, y, lanes);
-  else vst1q_f32(out, y);
+  if (kPartial)
+    vst1q_p_f32(out, y, lanes);
+  else
+    vst1q_f32(out, y);
 }
 
 template <bool kPartial>
@@ -376,12 +399,33 @@ inline void score_keys(const float* const* q, size_t rows, const float* kj, size
                        vmulq_n_f32(a3, scale));
 }
 
-void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
-                  float scale, float* s, size_t lds) {
-  const float* qr[kBlockRows] = {q, rows > 1 ? q + ldq : q, rows > 2 ? q + 2 * ldq : q, rows > 3 ? q + 3 * ldq : q};
+// scores_block for two or three rows (decode's grouped query rows): no
+// repeated row.
+template <int R>
+__attribute__((noinline)) void scores_few(const float* q, size_t ldq, const float* k, size_t ldk, size_t count,
+                                          size_t dk, float scale, float* s, size_t lds) {
+  const float* qr[R] = {q, q + ldq};
+  if (R > 2) qr[R - 1] = q + (R - 1) * ldq;
+  few_scores<R>(qr, k, ldk, count, dk, scale, s, lds);
+}
+
+// scores_block for four rows.
+__attribute__((noinline)) void scores_four(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk,
+                                           size_t count, size_t dk, float scale, float* s, size_t lds) {
+  const float* qr[kBlockRows] = {q, q + ldq, q + 2 * ldq, q + 3 * ldq};
   size_t j = 0;
   for (; j + kLanes <= count; j += kLanes) score_keys<false>(qr, rows, k + j * ldk, ldk, kLanes, dk, scale, s + j, lds);
   if (j < count) score_keys<true>(qr, rows, k + j * ldk, ldk, count - j, dk, scale, s + j, lds);
+}
+
+// Each row count in a frame of its own, this one nearly none: the kernels
+// nest no deeper than before (the board stack bound, docs/hardening.md).
+void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
+                  float scale, float* s, size_t lds) {
+  if (rows == 1) return scores(q, k, ldk, count, dk, scale, s);
+  if (rows == 2) return scores_few<2>(q, ldq, k, ldk, count, dk, scale, s, lds);
+  if (rows == 3) return scores_few<3>(q, ldq, k, ldk, count, dk, scale, s, lds);
+  scores_four(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
 }
 
 // Four columns of weighted_sum_block: value row j (one vector) times each
@@ -430,8 +474,8 @@ inline void weigh_columns(const float* const* p, size_t rows, const float* vc, s
 // vectors of columns (the driver's usual call): the same sums in the same
 // order as weigh_columns, with no row or remainder tests per tile (about 50
 // instructions a tile less).
-void weighted_sum_block_full(const float* p, size_t ldp, const float* v, size_t ldv, size_t count, size_t dv,
-                             const float* a, float* y, size_t ldy) {
+__attribute__((noinline)) void weighted_sum_block_full(const float* p, size_t ldp, const float* v, size_t ldv,
+                                                       size_t count, size_t dv, const float* a, float* y, size_t ldy) {
   for (size_t c = 0; c < dv; c += kLanes) {
     const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
     const float* vc = v + c;
@@ -458,14 +502,25 @@ void weighted_sum_block_full(const float* p, size_t ldp, const float* v, size_t 
   }
 }
 
+// weighted_sum_block for four rows, any count and dv.
+__attribute__((noinline)) void weighted_sum_four(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv,
+                                                 size_t count, size_t dv, const float* a, float* y, size_t ldy) {
+  const float* pr[kBlockRows] = {p, p + ldp, p + 2 * ldp, p + 3 * ldp};
+  size_t c = 0;
+  for (; c + kLanes <= dv; c += kLanes) weigh_columns<false>(pr, rows, v + c, ldv, count, kLanes, a, y + c, ldy);
+  if (c < dv) weigh_columns<true>(pr, rows, v + c, ldv, count, dv - c, a, y + c, ldy);
+}
+
+// A dispatcher with nearly no frame, as scores_block.
 void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
                         const float* a, float* y, size_t ldy) {
   if (rows == kBlockRows && count % 4 == 0 && dv % kLanes == 0)
     return weighted_sum_block_full(p, ldp, v, ldv, count, dv, a, y, ldy);
-  const float* pr[kBlockRows] = {p, rows > 1 ? p + ldp : p, rows > 2 ? p + 2 * ldp : p, rows > 3 ? p + 3 * ldp : p};
-  size_t c = 0;
-  for (; c + kLanes <= dv; c += kLanes) weigh_columns<false>(pr, rows, v + c, ldv, count, kLanes, a, y + c, ldy);
-  if (c < dv) weigh_columns<true>(pr, rows, v + c, ldv, count, dv - c, a, y + c, ldy);
+  if (rows == kBlockRows) return weighted_sum_four(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
+  // One to three rows: each row's own accumulators, no repeated row.
+  if (rows == 1) return values_rows<1>(p, ldp, v, ldv, count, dv, a, y, ldy);
+  if (rows == 2) return values_rows<2>(p, ldp, v, ldv, count, dv, a, y, ldy);
+  values_rows<3>(p, ldp, v, ldv, count, dv, a, y, ldy);
 }
 
 }  // namespace
