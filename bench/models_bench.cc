@@ -27,6 +27,9 @@
 #include <vector>
 
 #include "peers/timing.h"
+#if defined(TINYATTN_MODELS_PEERS)
+#include "peers/peers.h"
+#endif
 #include "tinyattn/attention.h"
 #include "tinyattn/kv_cache.h"
 #include "tinyattn/quant.h"
@@ -419,6 +422,41 @@ int main(int argc, char** argv) {
     row << " |\n";
     emit(row.str());
   }
+
+#if defined(TINYATTN_MODELS_PEERS)
+  // The encoders' heads (not causal: the peers take no mask) against the
+  // peers of bench/peers, one head each, sampled in the same rounds, beside
+  // a square shape of the grid: the margin a model shape keeps.
+  emit(
+      "\n| prefill against the peers, one head | N | D | tinyattn | Eigen | oneDNN | fastest peer / tinyattn |\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n");
+  {
+    struct Head {
+      const char* model;
+      size_t n, d;
+    };
+    const Head heads[] = {{"KWT-1", 99, 64},          {"MobileViT-XXS", 64, 20}, {"MobileViT-XXS", 256, 16},
+                          {"MobileViT-XXS", 16, 24},  {"TinyBERT-4", 128, 26},   {"grid (128,128,64,64)", 128, 64}};
+    for (const Head& h : heads) {
+      const bench::Problem p(h.n, h.n, h.d, h.d);
+      std::unique_ptr<bench::Forward> fs[] = {bench::make_tinyattn(p, tinyattn::Port::kDefault), bench::make_eigen(p),
+                                              bench::make_onednn(p)};
+      std::vector<Sampler> samplers;
+      for (auto& f : fs) {
+        bench::Forward* raw = f.get();
+        samplers.push_back(bench::make_sampler([raw] {
+          raw->run();
+          bench::keep(raw->y()[0]);
+        }));
+      }
+      const std::vector<double> t = bench::interleaved_median_seconds(samplers, cfg);
+      std::ostringstream row;
+      row << "| " << h.model << " | " << h.n << " | " << h.d << " | " << ns(t[0]) << " | " << ns(t[1]) << " | "
+          << ns(t[2]) << " | " << fmt("%.2fx", (t[1] < t[2] ? t[1] : t[2]) / t[0]) << " |\n";
+      emit(row.str());
+    }
+  }
+#endif
 
   if (!out_dir.empty()) {
     const std::string path = out_dir + "/models.md";

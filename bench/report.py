@@ -177,7 +177,8 @@ class Run:
         out = {}
         for where, text in (("host", host), ("board", board)):
             for t in tables(text):
-                kind = {"prefill": "prefill", "decode": "decode", "memory-bound decode": "bandwidth"}.get(
+                kind = {"prefill": "prefill", "decode": "decode", "memory-bound decode": "bandwidth",
+                        "prefill against the peers, one head": "peers"}.get(
                     t.header[0]) or ("widths" if t.header[0].startswith("odd head width") else "keys")
                 key = f"{where} {kind}"
                 if key in out and kind == "keys":  # the boards' decode key counts: a table of their own
@@ -775,6 +776,15 @@ def models_section(r):
                       [[times(c).replace(">= ", "≥ ") for c in row] for row in t["host widths"].rows],
                       ["---", "---"] + ["---:"] * 5)
     keys = md_table(t["host keys"].header, [[times(c) for c in row] for row in t["host keys"].rows])
+    peers = ""
+    if "host peers" in t:  # x86-64 builds with Eigen and oneDNN
+        hpe = t["host peers"]
+        peers = ("\n\nThe encoders' heads (not causal: the peers take no mask) against the peers of the\n"
+                 "forward table above, one head each, sampled in the same rounds, beside a square\n"
+                 "shape of the grid: the margin each model shape keeps.\n\n"
+                 + md_table(hpe.header[:3] + [f"{h}, µs" for h in hpe.header[3:6]] + hpe.header[6:],
+                            [row[:3] + [micro(c) for c in row[3:6]] + [times(row[6])] for row in hpe.rows],
+                            ["---"] + ["---:"] * 6))
     bp = t["board prefill"]
     bprefill = md_table(["model"] + bp.header[1:],
                         [row[:5] + [grouped(row[5])] + [insns_cell(c) for c in row[6:]] for row in bp.rows],
@@ -833,7 +843,7 @@ sampled in the same rounds (the goal: 0.9× or more for 48 against 64,
 
 Odd key counts, GFLOP/s of the visible pairs, sampled in the same rounds:
 
-{keys}
+{keys}{peers}
 
 Boards (`bench/board/count_models.sh`): instructions per call under QEMU
 (one warm call, as above) on the Cortex-M4F (mps2-an386) with the DSP port
