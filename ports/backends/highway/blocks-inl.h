@@ -153,11 +153,29 @@ void ScoresBlock(const float* HWY_RESTRICT q, size_t ldq, size_t rows, const flo
   ScoresBlockImpl(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
 }
 
+// One vector of columns of four rows, row r scaled by a_r: `rest` lanes
+// where partial, else whole.
+HWY_INLINE void StoreTileColumn(D d, bool partial, V r0, V r1, V r2, V r3, V a0, V a1, V a2, V a3,
+                                float* HWY_RESTRICT y, size_t ldy, size_t rest) {
+  if (partial) {
+    StoreTail(d, hn::Mul(r0, a0), y, rest);
+    StoreTail(d, hn::Mul(r1, a1), y + ldy, rest);
+    StoreTail(d, hn::Mul(r2, a2), y + 2 * ldy, rest);
+    StoreTail(d, hn::Mul(r3, a3), y + 3 * ldy, rest);
+    return;
+  }
+  hn::StoreU(hn::Mul(r0, a0), d, y);
+  hn::StoreU(hn::Mul(r1, a1), d, y + ldy);
+  hn::StoreU(hn::Mul(r2, a2), d, y + 2 * ldy);
+  hn::StoreU(hn::Mul(r3, a3), d, y + 3 * ldy);
+}
+
 // Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
 // loads and four weight broadcasts feed 4*kCols FMAs (3: twelve independent
-// chains, enough to cover the FMA latency on two pipes). `rest` < N: the one
-// vector is a partial one of that many lanes.
-template <int kCols>
+// chains, enough to cover the FMA latency on two pipes). kTail: the last
+// vector is a partial one of `rest` (< N) lanes, in the same pass over the
+// keys as the whole ones.
+template <int kCols, bool kTail = false>
 HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
                                 size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy, size_t rest) {
   const D d;
@@ -169,15 +187,15 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
   const float* vj = v;
   for (size_t j = 0; j < count; ++j, vj += ldv) {
     // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
-    const V va = rest ? LoadTail(d, vj, rest) : hn::LoadU(d, vj);
+    const V va = kTail && kCols == 1 ? LoadTail(d, vj, rest) : hn::LoadU(d, vj);
     if (kCols == 1) {
       y0 = hn::MulAdd(hn::Set(d, p0[j]), va, y0);
       y1 = hn::MulAdd(hn::Set(d, p1[j]), va, y1);
       y2 = hn::MulAdd(hn::Set(d, p2[j]), va, y2);
       y3 = hn::MulAdd(hn::Set(d, p3[j]), va, y3);
     } else {
-      const V vb = hn::LoadU(d, vj + N);
-      const V vc = kCols == 3 ? hn::LoadU(d, vj + 2 * N) : vb;
+      const V vb = kTail && kCols == 2 ? LoadTail(d, vj + N, rest) : hn::LoadU(d, vj + N);
+      const V vc = kCols == 3 ? (kTail ? LoadTail(d, vj + 2 * N, rest) : hn::LoadU(d, vj + 2 * N)) : vb;
       V w = hn::Set(d, p0[j]);
       y0 = hn::MulAdd(w, va, y0);
       z0 = hn::MulAdd(w, vb, z0);
@@ -197,29 +215,10 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
     }
   }
   const V a0 = hn::Set(d, a[0]), a1 = hn::Set(d, a[1]), a2 = hn::Set(d, a[2]), a3 = hn::Set(d, a[3]);
-  if (rest) {
-    StoreTail(d, hn::Mul(y0, a0), y, rest);
-    StoreTail(d, hn::Mul(y1, a1), y + ldy, rest);
-    StoreTail(d, hn::Mul(y2, a2), y + 2 * ldy, rest);
-    StoreTail(d, hn::Mul(y3, a3), y + 3 * ldy, rest);
-    return;
-  }
-  hn::StoreU(hn::Mul(y0, a0), d, y);
-  hn::StoreU(hn::Mul(y1, a1), d, y + ldy);
-  hn::StoreU(hn::Mul(y2, a2), d, y + 2 * ldy);
-  hn::StoreU(hn::Mul(y3, a3), d, y + 3 * ldy);
-  if (kCols >= 2) {
-    hn::StoreU(hn::Mul(z0, a0), d, y + N);
-    hn::StoreU(hn::Mul(z1, a1), d, y + ldy + N);
-    hn::StoreU(hn::Mul(z2, a2), d, y + 2 * ldy + N);
-    hn::StoreU(hn::Mul(z3, a3), d, y + 3 * ldy + N);
-  }
-  if (kCols == 3) {
-    hn::StoreU(hn::Mul(x0, a0), d, y + 2 * N);
-    hn::StoreU(hn::Mul(x1, a1), d, y + ldy + 2 * N);
-    hn::StoreU(hn::Mul(x2, a2), d, y + 2 * ldy + 2 * N);
-    hn::StoreU(hn::Mul(x3, a3), d, y + 3 * ldy + 2 * N);
-  }
+  // The whole vectors, then the last one (partial with kTail).
+  StoreTileColumn(d, kTail && kCols == 1, y0, y1, y2, y3, a0, a1, a2, a3, y, ldy, rest);
+  if (kCols >= 2) StoreTileColumn(d, kTail && kCols == 2, z0, z1, z2, z3, a0, a1, a2, a3, y + N, ldy, rest);
+  if (kCols == 3) StoreTileColumn(d, kTail, x0, x1, x2, x3, a0, a1, a2, a3, y + 2 * N, ldy, rest);
 }
 
 // Inlined, as ScoresBlockImpl, where dv is a constant.
@@ -233,15 +232,30 @@ HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, si
   const D d;
   const size_t N = hn::Lanes(d);
   size_t c = 0;
+  if (dv % N != 0) {
+    // A partial last vector rides in the last tile's pass over the keys (a
+    // pass of its own cost as much as a whole vector's: Dv 20 on AVX-512 was
+    // two passes, as slow as Dv 32). Tiles of three vectors, then 2 + 2
+    // rather than 3 + 1.
+    size_t vectors = (dv + N - 1) / N;
+    for (; vectors > 3 && vectors != 4; vectors -= 3, c += 3 * N)
+      WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    if (vectors == 4) {
+      WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+      vectors = 2;
+      c += 2 * N;
+    }
+    const size_t rest = dv - c - (vectors - 1) * N;
+    if (vectors == 3) WeightedSumTile<3, true>(p, ldp, v + c, ldv, count, a, y + c, ldy, rest);
+    else if (vectors == 2) WeightedSumTile<2, true>(p, ldp, v + c, ldv, count, a, y + c, ldy, rest);
+    else WeightedSumTile<1, true>(p, ldp, v + c, ldv, count, a, y + c, ldy, rest);
+    return;
+  }
   // Three vectors at a time, but not 3 + 1 where 2 + 2 fits (two equal tiles).
   for (; c + 3 * N <= dv && dv - c != 4 * N; c += 3 * N)
     WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
   for (; c + 2 * N <= dv; c += 2 * N) WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
-  if (c + N <= dv) {
-    WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
-    c += N;
-  }
-  if (c < dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c);
+  if (c + N <= dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
 }
 
 void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,

@@ -2,8 +2,10 @@
 // target like highway_kernels.cc. Every kernel returns exactly the integers
 // of the scalar table: sums are exact (order-free), and the fixed-point steps
 // (apply, exp2_q30) are done operation for operation in 64-bit lanes, every
-// 32x32-bit product by MulEven. Lanes past the last full vector go through
-// the scalar formula (quant.h's building blocks), which is the specification.
+// 32x32-bit product by MulEven. Scores and weighted sums take any width with
+// a partial last vector (LoadTailI8); in the other kernels lanes past the
+// last full vector go through the scalar formula (quant.h's building
+// blocks), which is the specification.
 // HWY_SCALAR and EMU128 (riscv64, Cortex-M builds) use the scalar table.
 // Scores use SDOT where there is one: SVE's svdot on the SVE targets, and on
 // aarch64 NEON the +dotprod file sdot_a64.cc when the CPU has it.
@@ -15,6 +17,7 @@
 #include <hwy/highway.h>
 
 #include <climits>
+#include <cstring>
 
 #include "backends/scalar/scalar.h"
 #include "highway.h"
@@ -118,6 +121,63 @@ HWY_INLINE VU64 Exp2Q30(V64 u) {
 
 HWY_INLINE int64_t ReduceSum64(V64 v) { return hn::GetLane(hn::SumOfLanes(D64(), v)); }
 
+// Bytes p[0, n) in the low bytes of the result (little-endian lanes), the
+// others 0, reading no byte past p + n; n <= 8. Two overlapping words where
+// n >= 4 (the bytes they share are equal, so OR keeps them).
+HWY_INLINE uint64_t LoadBytes(const int8_t* HWY_RESTRICT p, size_t n) {
+  if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    return uint64_t{a} | (uint64_t{b} << (8 * (n - 4)));
+  }
+  if (n == 0) return 0;
+  const auto byte = [&](size_t i) { return uint64_t{static_cast<uint8_t>(p[i])} << (8 * i); };
+  return byte(0) | byte(n / 2) | byte(n - 1);
+}
+
+// Lanes [0, n) from p, the others 0, n < Lanes(d8), reading nothing past
+// p + n (a row's tail may end its buffer): a masked load where it reads
+// only the lanes of its mask (AVX-512, SVE); elsewhere (AVX2 has no masked
+// byte loads) the vector is built from at most two 64-bit words, n being
+// the same for every key of a call.
+template <class D8>
+HWY_INLINE hn::Vec<D8> LoadTailI8(D8 d8, const int8_t* HWY_RESTRICT p, size_t n) {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+  return hn::MaskedLoad(hn::FirstN(d8, n), d8, p);
+#else
+  if constexpr (!HWY_HAVE_SCALABLE && hn::MaxLanes(D8()) <= 4) {
+    const hn::Repartition<uint32_t, D8> du;
+    return hn::BitCast(d8, hn::Set(du, static_cast<uint32_t>(LoadBytes(p, n))));
+  } else if constexpr (!HWY_HAVE_SCALABLE && hn::MaxLanes(D8()) <= 8) {
+    const hn::Repartition<uint64_t, D8> du;
+    return hn::BitCast(d8, hn::Set(du, LoadBytes(p, n)));
+  } else if constexpr (!HWY_HAVE_SCALABLE && hn::MaxLanes(D8()) <= 16) {
+    const hn::Repartition<uint64_t, D8> du;
+    const uint64_t lo = LoadBytes(p, n < 8 ? n : 8), hi = n > 8 ? LoadBytes(p + 8, n - 8) : 0;
+    return hn::BitCast(d8, hn::InterleaveLower(du, hn::Set(du, lo), hn::Set(du, hi)));
+  } else {
+    HWY_ALIGN int8_t buf[hn::MaxLanes(D8())] = {};
+    for (size_t i = 0; i < n; ++i) buf[i] = p[i];
+    return hn::Load(d8, buf);
+  }
+#endif
+}
+
+// Stores lanes [0, n) of v to p, n < Lanes(d), writing nothing else: masked
+// stores of 32-bit lanes where they cannot touch other bytes (AVX2's
+// vpmaskmovd, AVX-512, SVE), else through a buffer.
+template <class D32>
+HWY_INLINE void StoreTailI32(D32 d, hn::Vec<D32> v, int32_t* HWY_RESTRICT p, size_t n) {
+#if !HWY_MEM_OPS_MIGHT_FAULT || HWY_TARGET == HWY_AVX2
+  hn::BlendedStore(v, hn::FirstN(d, n), d, p);
+#else
+  HWY_ALIGN int32_t buf[hn::MaxLanes(D32())];
+  hn::Store(v, d, buf);
+  for (size_t i = 0; i < n; ++i) p[i] = buf[i];
+#endif
+}
+
 #if !TINYATTN_HWY_SVE_DOT
 // Scores: int8 widened to int16, q's zero point subtracted (9 bits), then
 // pairs of int16 products added into int32 lanes (x86 pmaddwd, NEON smlal,
@@ -126,38 +186,34 @@ HWY_INLINE int64_t ReduceSum64(V64 v) { return hn::GetLane(hn::SumOfLanes(D64(),
 // |(q - zq) k| <= 255 * 128, so a pair fits int32 and the sum over Dk stays
 // below 2^30; the correction is formed in int64.
 using D16 = hn::ScalableTag<int16_t>;
-using V16 = hn::Vec<D16>;
-using D8H = hn::Rebind<int8_t, D16>;
-using D32W = hn::Repartition<int32_t, D16>;
-using V32W = hn::Vec<D32W>;
 
-HWY_INLINE V16 LoadWide(const int8_t* HWY_RESTRICT p) { return hn::PromoteTo(D16(), hn::LoadU(D8H(), p)); }
-
-HWY_INLINE int32_t ReduceSum32(V32W a, V32W b) {
-  const D32W d32;
+template <class D16>
+HWY_INLINE int32_t ReduceSum32(D16, hn::Vec<hn::Repartition<int32_t, D16>> a,
+                               hn::Vec<hn::Repartition<int32_t, D16>> b) {
+  const hn::Repartition<int32_t, D16> d32;
   return hn::GetLane(hn::SumOfLanes(d32, hn::Add(a, b)));
 }
 
-// The dk % Lanes(d16) entries past the vectors, with both zero points.
-HWY_INLINE int32_t TailDot(const int8_t* q, const int8_t* k, size_t from, size_t dk, int32_t qz, int32_t kz) {
-  int32_t dot = 0;
-  for (size_t c = from; c < dk; ++c) dot += (int32_t{q[c]} - qz) * (int32_t{k[c]} - kz);
-  return dot;
-}
-
-int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
-                 int32_t q_zero, int32_t k_zero, int32_t* HWY_RESTRICT s) {
-  const D16 d16;
-  const D32W d32;
+// The scores with int16 vectors of d16's width. The last vector of a row
+// is a partial one: k's lanes past dk are 0, so q's (-zq there) add nothing.
+template <class D16>
+HWY_INLINE int32_t ScoresWith(D16 d16, const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, size_t ldk,
+                              size_t count, size_t dk, int32_t q_zero, int32_t k_zero, int32_t* HWY_RESTRICT s) {
+  using V16 = hn::Vec<D16>;
+  const hn::Rebind<int8_t, D16> d8;
+  const hn::Repartition<int32_t, D16> d32;
   const size_t N = hn::Lanes(d16);
-  const size_t full = dk - dk % N;
+  const size_t full = dk - dk % N, rest = dk - full;
   const V16 qz = hn::Set(d16, static_cast<int16_t>(q_zero));
-  int64_t qsum = 0;  // sum of q - zq over the vector part
-  for (size_t c = 0; c < full; ++c) qsum += int32_t{q[c]} - q_zero;
+  const auto wide = [&](const int8_t* HWY_RESTRICT p) { return hn::PromoteTo(d16, hn::LoadU(d8, p)); };
+  const auto wide_tail = [&](const int8_t* HWY_RESTRICT p) { return hn::PromoteTo(d16, LoadTailI8(d8, p, rest)); };
+  int64_t qsum = 0;  // sum of q - zq
+  for (size_t c = 0; c < dk; ++c) qsum += int32_t{q[c]} - q_zero;
   const int64_t correction = -int64_t{k_zero} * qsum;
+  const V16 qt = rest ? hn::Sub(wide_tail(q + full), qz) : hn::Zero(d16);
   int32_t max = INT32_MIN;
-  const auto finish = [&](size_t j, int32_t vec, int32_t tail) {
-    const int32_t r = static_cast<int32_t>(vec + correction + tail);
+  const auto finish = [&](size_t j, int32_t dot) {
+    const int32_t r = static_cast<int32_t>(dot + correction);
     s[j] = r;
     max = r > max ? r : max;
   };
@@ -169,27 +225,47 @@ int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, siz
     const int8_t* k1 = k0 + ldk;
     const int8_t* k2 = k1 + ldk;
     const int8_t* k3 = k2 + ldk;
-    V32W a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    auto a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
     for (size_t c = 0; c < full; c += N) {
-      const V16 qv = hn::Sub(LoadWide(q + c), qz);
-      a0 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k0 + c), a0, b0);
-      a1 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k1 + c), a1, b1);
-      a2 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k2 + c), a2, b2);
-      a3 = hn::ReorderWidenMulAccumulate(d32, qv, LoadWide(k3 + c), a3, b3);
+      const V16 qv = hn::Sub(wide(q + c), qz);
+      a0 = hn::ReorderWidenMulAccumulate(d32, qv, wide(k0 + c), a0, b0);
+      a1 = hn::ReorderWidenMulAccumulate(d32, qv, wide(k1 + c), a1, b1);
+      a2 = hn::ReorderWidenMulAccumulate(d32, qv, wide(k2 + c), a2, b2);
+      a3 = hn::ReorderWidenMulAccumulate(d32, qv, wide(k3 + c), a3, b3);
     }
-    finish(j, ReduceSum32(a0, b0), TailDot(q, k0, full, dk, q_zero, k_zero));
-    finish(j + 1, ReduceSum32(a1, b1), TailDot(q, k1, full, dk, q_zero, k_zero));
-    finish(j + 2, ReduceSum32(a2, b2), TailDot(q, k2, full, dk, q_zero, k_zero));
-    finish(j + 3, ReduceSum32(a3, b3), TailDot(q, k3, full, dk, q_zero, k_zero));
+    if (rest) {
+      a0 = hn::ReorderWidenMulAccumulate(d32, qt, wide_tail(k0 + full), a0, b0);
+      a1 = hn::ReorderWidenMulAccumulate(d32, qt, wide_tail(k1 + full), a1, b1);
+      a2 = hn::ReorderWidenMulAccumulate(d32, qt, wide_tail(k2 + full), a2, b2);
+      a3 = hn::ReorderWidenMulAccumulate(d32, qt, wide_tail(k3 + full), a3, b3);
+    }
+    finish(j, ReduceSum32(d16, a0, b0));
+    finish(j + 1, ReduceSum32(d16, a1, b1));
+    finish(j + 2, ReduceSum32(d16, a2, b2));
+    finish(j + 3, ReduceSum32(d16, a3, b3));
   }
   for (; j < count; ++j) {
     const int8_t* kj = k + j * ldk;
-    V32W a0 = hn::Zero(d32), b0 = a0;
+    auto a0 = hn::Zero(d32), b0 = a0;
     for (size_t c = 0; c < full; c += N)
-      a0 = hn::ReorderWidenMulAccumulate(d32, hn::Sub(LoadWide(q + c), qz), LoadWide(kj + c), a0, b0);
-    finish(j, ReduceSum32(a0, b0), TailDot(q, kj, full, dk, q_zero, k_zero));
+      a0 = hn::ReorderWidenMulAccumulate(d32, hn::Sub(wide(q + c), qz), wide(kj + c), a0, b0);
+    if (rest) a0 = hn::ReorderWidenMulAccumulate(d32, qt, wide_tail(kj + full), a0, b0);
+    finish(j, ReduceSum32(d16, a0, b0));
   }
   return max;
+}
+
+// Short rows take narrower vectors (the head widths of small models: 8,
+// 16, 20, 24 on AVX-512): less padding and cheaper horizontal sums.
+int32_t ScoresI8(const int8_t* HWY_RESTRICT q, const int8_t* HWY_RESTRICT k, size_t ldk, size_t count, size_t dk,
+                 int32_t q_zero, int32_t k_zero, int32_t* HWY_RESTRICT s) {
+#if !HWY_HAVE_SCALABLE
+  if constexpr (hn::MaxLanes(D16()) > 8)
+    if (dk <= 8) return ScoresWith(hn::CappedTag<int16_t, 8>(), q, k, ldk, count, dk, q_zero, k_zero, s);
+  if constexpr (hn::MaxLanes(D16()) > 16)
+    if (dk <= 24) return ScoresWith(hn::CappedTag<int16_t, 16>(), q, k, ldk, count, dk, q_zero, k_zero, s);
+#endif
+  return ScoresWith(D16(), q, k, ldk, count, dk, q_zero, k_zero, s);
 }
 
 #endif  // !TINYATTN_HWY_SVE_DOT
@@ -318,47 +394,73 @@ void ProbabilitiesI8(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
 // Columns in int32 lanes, four vectors held across all keys; each key adds
 // p[j] (v - vz), exact by the contract's bound on sum p.
 using D32 = hn::ScalableTag<int32_t>;
-using V32 = hn::Vec<D32>;
-using D8Q = hn::Rebind<int8_t, D32>;
 
-HWY_INLINE V32 LoadV(const int8_t* HWY_RESTRICT p, V32 zero) {
-  return hn::Sub(hn::PromoteTo(D32(), hn::LoadU(D8Q(), p)), zero);
+// kFull whole vectors of columns and (kTail) a partial one of `rest` lanes
+// from c on, in one pass over the keys.
+template <size_t kFull, bool kTail, class DW>
+HWY_INLINE void WeightedColumns(DW d, const int32_t* HWY_RESTRICT p, const int8_t* HWY_RESTRICT v, size_t ldv,
+                                size_t count, size_t rest, int32_t v_zero, int32_t* HWY_RESTRICT acc) {
+  using VW = hn::Vec<DW>;
+  const hn::Rebind<int8_t, DW> d8;
+  const size_t N = hn::Lanes(d);
+  const VW vz = hn::Set(d, v_zero);
+  VW y0 = hn::Zero(d), y1 = y0, y2 = y0, y3 = y0;
+  for (size_t j = 0; j < count; ++j, v += ldv) {
+    if (p[j] == 0) continue;  // most keys of a peaked row
+    const VW pj = hn::Set(d, p[j]);
+    if (kFull > 0) y0 = hn::Add(y0, hn::Mul(pj, hn::Sub(hn::PromoteTo(d, hn::LoadU(d8, v)), vz)));
+    if (kFull > 1) y1 = hn::Add(y1, hn::Mul(pj, hn::Sub(hn::PromoteTo(d, hn::LoadU(d8, v + N)), vz)));
+    if (kFull > 2) y2 = hn::Add(y2, hn::Mul(pj, hn::Sub(hn::PromoteTo(d, hn::LoadU(d8, v + 2 * N)), vz)));
+    if (kFull > 3) y3 = hn::Add(y3, hn::Mul(pj, hn::Sub(hn::PromoteTo(d, hn::LoadU(d8, v + 3 * N)), vz)));
+    if (kTail) {
+      const VW t = hn::Sub(hn::PromoteTo(d, LoadTailI8(d8, v + kFull * N, rest)), vz);
+      // Lanes past rest hold -vz times the weights: never stored.
+      if (kFull == 0) y0 = hn::Add(y0, hn::Mul(pj, t));
+      if (kFull == 1) y1 = hn::Add(y1, hn::Mul(pj, t));
+      if (kFull == 2) y2 = hn::Add(y2, hn::Mul(pj, t));
+      if (kFull == 3) y3 = hn::Add(y3, hn::Mul(pj, t));
+    }
+  }
+  if (kFull > 0) hn::StoreU(y0, d, acc);
+  if (kFull > 1) hn::StoreU(y1, d, acc + N);
+  if (kFull > 2) hn::StoreU(y2, d, acc + 2 * N);
+  if (kFull > 3) hn::StoreU(y3, d, acc + 3 * N);
+  if (kTail && kFull == 0) StoreTailI32(d, y0, acc, rest);
+  if (kTail && kFull == 1) StoreTailI32(d, y1, acc + N, rest);
+  if (kTail && kFull == 2) StoreTailI32(d, y2, acc + 2 * N, rest);
+  if (kTail && kFull == 3) StoreTailI32(d, y3, acc + 3 * N, rest);
 }
 
+template <class DW>
+HWY_INLINE void WeightedSumWith(DW d, const int32_t* HWY_RESTRICT p, const int8_t* HWY_RESTRICT v, size_t ldv,
+                                size_t count, size_t dv, int32_t v_zero, int32_t* HWY_RESTRICT acc) {
+  const size_t N = hn::Lanes(d);
+  size_t c = 0;
+  for (; c + 4 * N <= dv; c += 4 * N) WeightedColumns<4, false>(d, p, v + c, ldv, count, 0, v_zero, acc + c);
+  // The last columns (fewer than four vectors), whole and partial, in one pass.
+  const size_t whole = (dv - c) / N, rest = (dv - c) % N;
+  v += c;
+  acc += c;
+  switch (whole * 2 + (rest != 0)) {
+    case 1: return WeightedColumns<0, true>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 2: return WeightedColumns<1, false>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 3: return WeightedColumns<1, true>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 4: return WeightedColumns<2, false>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 5: return WeightedColumns<2, true>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 6: return WeightedColumns<3, false>(d, p, v, ldv, count, rest, v_zero, acc);
+    case 7: return WeightedColumns<3, true>(d, p, v, ldv, count, rest, v_zero, acc);
+    default: return;
+  }
+}
+
+// Short rows take narrower vectors, as the scores do.
 void WeightedSumI8(const int32_t* HWY_RESTRICT p, const int8_t* HWY_RESTRICT v, size_t ldv, size_t count, size_t dv,
                    int32_t v_zero, int32_t* HWY_RESTRICT acc) {
-  const D32 d;
-  const size_t N = hn::Lanes(d);
-  const V32 vz = hn::Set(d, v_zero);
-  size_t c = 0;
-  for (; c + 4 * N <= dv; c += 4 * N) {
-    V32 y0 = hn::Zero(d), y1 = y0, y2 = y0, y3 = y0;
-    const int8_t* vc = v + c;
-    for (size_t j = 0; j < count; ++j, vc += ldv) {
-      if (p[j] == 0) continue;  // most keys of a peaked row
-      const V32 pj = hn::Set(d, p[j]);
-      y0 = hn::Add(y0, hn::Mul(pj, LoadV(vc, vz)));
-      y1 = hn::Add(y1, hn::Mul(pj, LoadV(vc + N, vz)));
-      y2 = hn::Add(y2, hn::Mul(pj, LoadV(vc + 2 * N, vz)));
-      y3 = hn::Add(y3, hn::Mul(pj, LoadV(vc + 3 * N, vz)));
-    }
-    hn::StoreU(y0, d, acc + c);
-    hn::StoreU(y1, d, acc + c + N);
-    hn::StoreU(y2, d, acc + c + 2 * N);
-    hn::StoreU(y3, d, acc + c + 3 * N);
-  }
-  for (; c + N <= dv; c += N) {
-    V32 y0 = hn::Zero(d);
-    const int8_t* vc = v + c;
-    for (size_t j = 0; j < count; ++j, vc += ldv)
-      if (p[j] != 0) y0 = hn::Add(y0, hn::Mul(hn::Set(d, p[j]), LoadV(vc, vz)));
-    hn::StoreU(y0, d, acc + c);
-  }
-  for (; c < dv; ++c) {
-    int32_t a = 0;
-    for (size_t j = 0; j < count; ++j) a += p[j] * (int32_t{v[j * ldv + c]} - v_zero);
-    acc[c] = a;
-  }
+#if !HWY_HAVE_SCALABLE
+  if constexpr (hn::MaxLanes(D32()) > 8)
+    if (dv <= 8) return WeightedSumWith(hn::CappedTag<int32_t, 8>(), p, v, ldv, count, dv, v_zero, acc);
+#endif
+  WeightedSumWith(D32(), p, v, ldv, count, dv, v_zero, acc);
 }
 
 void RequantizeI8(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
