@@ -62,6 +62,8 @@ constexpr int c_port(Port p) {
       return TINYATTN_PORT_TEMPLATE;
     case Port::kDsp:
       return TINYATTN_PORT_DSP;
+    case Port::kRvv:
+      return TINYATTN_PORT_RVV;
   }
   return -1;
 }

@@ -19,8 +19,9 @@ from pathlib import Path
 
 # The ports a firmware package carries: those that need no third-party
 # headers (Highway and xsimd do), less the template port, which is the
-# documentation's example (the scalar kernels under another name).
-EXCLUDED_PORTS = {"template"}
+# documentation's example (the scalar kernels under another name), and the
+# RISC-V Vector port, tested on RV64GCV Linux only (no firmware build of it).
+EXCLUDED_PORTS = {"template", "rvv"}
 
 DTYPE_OPTION = {"f32": "DTYPE_F32", "f16": "DTYPE_F16", "i8": "DTYPE_I8", "kv_i8": "DTYPE_KV_I8"}
 DTYPE_TITLE = {"f32": "fp32", "f16": "fp16", "i8": "int8", "kv_i8": "int8 KV cache storage"}

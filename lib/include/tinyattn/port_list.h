@@ -24,4 +24,5 @@
   X(kMve, "mve", 1, 1)            \
   X(kTemplate, "template", 0, 1)  \
   X(kDsp, "dsp", 0, 1)            \
+  X(kRvv, "rvv", 0, 1)            \
   /* one line per port, appended above */

@@ -68,6 +68,7 @@ typedef enum tinyattn_port {
   TINYATTN_PORT_MVE,      /* Arm Helium (Cortex-M55) */
   TINYATTN_PORT_TEMPLATE, /* the example port of docs/ports.md */
   TINYATTN_PORT_DSP,      /* Armv7E-M DSP extension (Cortex-M4, M7, M33) */
+  TINYATTN_PORT_RVV,      /* RISC-V Vector extension (RVV 1.0, Zve32f) */
   /* further ports go above this line */
   TINYATTN_PORT_END_, /* not a value: one past the last port (= TINYATTN_PORT_COUNT) */
   TINYATTN_PORT_MIN_ = -0x7FFFFFFF - 1,
@@ -76,7 +77,7 @@ typedef enum tinyattn_port {
 
 /* The ports of tinyattn/port_list.h in its order (lib/src/c_api.cc does not
  * compile until the two lists and this count agree). */
-#define TINYATTN_PORT_COUNT 7
+#define TINYATTN_PORT_COUNT 8
 
 /* "scalar", "highway", ... ("default" for TINYATTN_PORT_DEFAULT); never null. */
 const char* tinyattn_port_name(tinyattn_port port);
