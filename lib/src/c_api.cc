@@ -307,7 +307,7 @@ constexpr size_t kv_forward_workspace_bytes(const detail::KvCacheShape& s) {
 // The macros are these sizes (the C test compares them with KvCache's
 // constants for each of its configurations, and sweeps them at run time).
 constexpr detail::KvCacheShape kKvF32{4, 2, 8, 6, 24, 1, 0}, kKvF16Ring{4, 2, 40, 24, 300, 32, 250},
-    kKvI8Chunked{2, 1, 17, 6, 9, 4, 0}, kKvScaledSinks{4, 2, 20, 12, 70, 3, 50, 4};
+    kKvI8Chunked{2, 1, 17, 6, 9, 4, 0}, kKvScaledSinks{4, 2, 12, 20, 70, 3, 50, 4};
 static_assert(TINYATTN_KV_CACHE_BYTES(2, 24, 8, 6, TINYATTN_KV_F32) == kv_storage_bytes(kKvF32, sizeof(float)) &&
                   TINYATTN_KV_CACHE_WORKSPACE_BYTES(24, 8, 6, 0, 0, TINYATTN_KV_F32) ==
                       kv_forward_workspace_bytes<float>(kKvF32) + kv_keep_bytes(kKvF32),
@@ -320,9 +320,9 @@ static_assert(TINYATTN_KV_CACHE_BYTES(1, 9, 17, 6, TINYATTN_KV_I8) == kv_storage
                   TINYATTN_KV_CACHE_WORKSPACE_BYTES(9, 17, 6, 4, 0, TINYATTN_KV_I8) ==
                       kv_forward_workspace_bytes<int8_t>(kKvI8Chunked) + kv_keep_bytes(kKvI8Chunked),
               "int8 KV cache macros");
-static_assert(TINYATTN_KV_CACHE_BYTES(2, 70, 20, 12, TINYATTN_KV_I8_SCALED_F16) ==
+static_assert(TINYATTN_KV_CACHE_BYTES(2, 70, 12, 20, TINYATTN_KV_I8_SCALED_F16) ==
                       kv_storage_bytes(kKvScaledSinks, 1, sizeof(half)) &&
-                  TINYATTN_KV_CACHE_WORKSPACE_BYTES(70, 20, 12, 3, 50, TINYATTN_KV_I8_SCALED) ==
+                  TINYATTN_KV_CACHE_WORKSPACE_BYTES(70, 12, 20, 3, 50, TINYATTN_KV_I8_SCALED) ==
                       detail::kv_int8_workspace_bytes(kKvScaledSinks),
               "int8 storage KV cache macros");
 static_assert(TINYATTN_KV_CACHE_ROPE_BYTES(4, 0, 8, TINYATTN_KV_F32) == size_t{4} * 8 * sizeof(float) + sizeof(float) &&

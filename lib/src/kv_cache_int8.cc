@@ -114,40 +114,68 @@ unsigned char* aligned_base(Workspace ws) {
 
 }  // namespace
 
-Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const float* k,
-                      const float* v, size_t n, const KvRope& rope, Workspace ws) {
+namespace {
+
+inline float to_f32(float x) { return x; }
+inline float to_f32(half x) { return to_float(x); }
+inline void from_f32(float x, float* out) { *out = x; }
+inline void from_f32(float x, half* out) { *out = to_half(x); }
+
+// Row `row` of n values as fp32 in buf (converted, and with `rope` rotated
+// to `position`); buf holds max(dk, dv) floats.
+template <class In>
+const float* row_f32(const In* row, size_t n, float* buf, const KvRope* rope, size_t position) {
+  for (size_t c = 0; c < n; ++c) buf[c] = to_f32(row[c]);
+  if (rope && rope->on) rope_row(rope->row, buf, rope->origin + position);
+  return buf;
+}
+
+template <class In>
+Status int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const In* k, const In* v,
+                   size_t n, const KvRope& rope, Workspace ws) {
   if (k == nullptr || v == nullptr) return Status::kNullPointer;
   if (n == 0 || n > s.max_new) return Status::kBadDimension;
   if (s.window == 0 && position + n > s.capacity) return Status::kCacheFull;
-  // A token that int8 cannot hold (inf, NaN, or past an fp16 scale's range)
-  // is refused before anything is written.
-  if (!rows_storable(k, s.hkv * n, s.dk, slots.half_scales) || !rows_storable(v, s.hkv * n, s.dv, slots.half_scales))
-    return Status::kBadQuantization;
-  if (rope.on && (ws.data == nullptr || ws.bytes < kv_int8_workspace_bytes(s))) return Status::kWorkspaceTooSmall;
-  auto* rotated = rope.on ? reinterpret_cast<float*>(aligned_base(ws)) : nullptr;
+  if (ws.data == nullptr || ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
+  auto* buf = reinterpret_cast<float*>(aligned_base(ws));
+  // A token that int8 cannot hold (inf, NaN, or past an fp16 scale's range,
+  // as rotated) is refused before anything is written.
+  for (size_t r = 0; r < s.hkv * n; ++r) {
+    const float* key = row_f32(k + r * s.dk, s.dk, buf, &rope, position + r % n);
+    if (!rows_storable(key, 1, s.dk, slots.half_scales)) return Status::kBadQuantization;
+    if (!rows_storable(row_f32(v + r * s.dv, s.dv, buf, nullptr, 0), 1, s.dv, slots.half_scales))
+      return Status::kBadQuantization;
+  }
   for (size_t h = 0; h < s.hkv; ++h)
     for (size_t t = 0; t < n; ++t) {
       const size_t slot = h * s.capacity + kv_cache_slot(s, position + t);
-      const float* key = k + (h * n + t) * s.dk;
-      if (rotated) {  // rotation keeps a finite row finite: the scale check above holds for it
-        for (size_t c = 0; c < s.dk; ++c) rotated[c] = key[c];
-        rope_row(rope.row, rotated, rope.origin + position + t);
-        key = rotated;
-      }
-      store_row(key, s.dk, slots.half_scales, slots.k, slots.k_scale, slot);
-      store_row(v + (h * n + t) * s.dv, s.dv, slots.half_scales, slots.v, slots.v_scale, slot);
+      store_row(row_f32(k + (h * n + t) * s.dk, s.dk, buf, &rope, position + t), s.dk, slots.half_scales, slots.k,
+                slots.k_scale, slot);
+      store_row(row_f32(v + (h * n + t) * s.dv, s.dv, buf, nullptr, 0), s.dv, slots.half_scales, slots.v,
+                slots.v_scale, slot);
     }
   position += n;
   return Status::kOk;
+}
+
+}  // namespace
+
+Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const float* k,
+                      const float* v, size_t n, const KvRope& rope, Workspace ws) {
+  return int8_append(s, slots, position, k, v, n, rope, ws);
+}
+Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const half* k,
+                      const half* v, size_t n, const KvRope& rope, Workspace ws) {
+  return int8_append(s, slots, position, k, v, n, rope, ws);
 }
 
 namespace {
 
 // The rows of attend with the scales' type known, so the per-key loops over
 // float scales are plain vectorizable loops.
-template <class Scale>
+template <class Scale, class IO>
 void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
-               unsigned char* base, const float* q, float* y, size_t n, float scale, const Options& options,
+               unsigned char* base, const IO* q, IO* y, size_t n, float scale, const Options& options,
                const KernelsF32& kf, const KernelsI8& ki) {
   const auto* k_scales = static_cast<const Scale*>(cache.k_scale);
   const auto* v_scales = static_cast<const Scale*>(cache.v_scale);
@@ -168,21 +196,18 @@ void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rop
     const Scale* ks = k_scales + kvh * s.capacity;
     const Scale* vs = v_scales + kvh * s.capacity;
     for (size_t i = 0; i < n; ++i) {
-      const float* qi = q + (h * n + i) * s.dk;
-      float* yi = y + (h * n + i) * s.dv;
+      IO* yi = y + (h * n + i) * s.dv;
       const size_t p = position - n + i;
-      if (rope.on) {
-        for (size_t c = 0; c < s.dk; ++c) rotated[c] = qi[c];
-        rope_row(rope.row, rotated, rope.origin + p);
-        qi = rotated;
-      }
+      const float* qi = std::is_same<IO, float>::value && !rope.on
+                            ? reinterpret_cast<const float*>(q + (h * n + i) * s.dk)
+                            : row_f32(q + (h * n + i) * s.dk, s.dk, rotated, &rope, p);
       KeyRange ranges[3];
       const size_t range_count = visible_slots(s, p, ranges);
       // A query int8 cannot hold (inf or NaN) gives a NaN row.
       float sq = 0.0f;
       half unused;
       if (!row_scale(max_abs(qi, s.dk), false, &sq, &unused)) {
-        for (size_t c = 0; c < s.dv; ++c) yi[c] = kNaN;
+        for (size_t c = 0; c < s.dv; ++c) from_f32(kNaN, yi + c);
         continue;
       }
       quantize_row(qi, s.dk, sq, q8);
@@ -199,7 +224,7 @@ void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rop
       if (options.softcap) cap_logits(*options.softcap, logits, count);
       const float mx = kf.row_max(logits, count);
       if (mx != mx) {  // a logit past fp32 times 0
-        for (size_t c = 0; c < s.dv; ++c) yi[c] = kNaN;
+        for (size_t c = 0; c < s.dv; ++c) from_f32(kNaN, yi + c);
         continue;
       }
       const float sum_e = exponentiate(kf, logits, count, mx);
@@ -216,7 +241,7 @@ void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rop
         at += len;
       }
       if (!(total > 0.0f)) {  // every visible value row is 0
-        for (size_t c = 0; c < s.dv; ++c) yi[c] = 0.0f;
+        for (size_t c = 0; c < s.dv; ++c) from_f32(0.0f, yi + c);
         continue;
       }
       float unscale = 1.0f;
@@ -238,15 +263,18 @@ void int8_rows(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rop
         at += len;
       }
       const float to_y = total * unscale / (sum_e * static_cast<float>(kProbOne));
-      for (size_t c = 0; c < s.dv; ++c) yi[c] = static_cast<float>(acc[c]) * to_y;
+      for (size_t c = 0; c < s.dv; ++c) from_f32(static_cast<float>(acc[c]) * to_y, yi + c);
     }
   }
 }
 
 }  // namespace
 
-Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
-                      Workspace ws, const float* q, float* y, size_t n, const Options& options) {
+namespace {
+
+template <class IO>
+Status int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                   Workspace ws, const IO* q, IO* y, size_t n, const Options& options) {
   if (q == nullptr || y == nullptr || ws.data == nullptr) return Status::kNullPointer;
   if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
   if (options.scale && !std::isfinite(*options.scale)) return Status::kBadScale;
@@ -257,11 +285,11 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
   if (ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
   const Dims d = kv_cache_dims(s, n);
   // y may not overlap what attend reads (q, the cache) or its scratch.
-  const Extent ins[] = {{q, d.q_elems() * sizeof(float)},
+  const Extent ins[] = {{q, d.q_elems() * sizeof(IO)},
                         {cache.k, s.hkv * s.capacity * s.dk},
                         {cache.v, s.hkv * s.capacity * s.dv},
                         {ws.data, kv_int8_workspace_bytes(s)}};
-  const Extent outs[] = {{y, d.y_elems() * sizeof(float)}};
+  const Extent outs[] = {{y, d.y_elems() * sizeof(IO)}};
   if (check_aliasing(ins, 4, outs, 1) != Status::kOk) return Status::kAliasing;
 
   const float scale = effective_scale(d, options);
@@ -270,6 +298,17 @@ Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRo
   else
     int8_rows<float>(s, cache, rope, position, aligned_base(ws), q, y, n, scale, options, *kf, *ki);
   return Status::kOk;
+}
+
+}  // namespace
+
+Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                      Workspace ws, const float* q, float* y, size_t n, const Options& options) {
+  return int8_attend(s, cache, rope, position, ws, q, y, n, options);
+}
+Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                      Workspace ws, const half* q, half* y, size_t n, const Options& options) {
+  return int8_attend(s, cache, rope, position, ws, q, y, n, options);
 }
 
 }  // namespace detail

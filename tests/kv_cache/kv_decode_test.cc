@@ -577,3 +577,50 @@ TA_CASE("kv_cache: sinks, RoPE and the int8 storage against NumPy's decode") {
   check_golden<KvCache<KvInt8<>, 4, 2, 8, 8, 20>>(kCases[2]);
   check_golden<KvCache<KvInt8<>, 4, 2, 8, 8, 3 + 4, 1, 4, 3>>(kCases[3]);
 }
+
+TA_CASE("kv_cache: int8 storage for an fp16 model gives the fp32-facing cache's rows, rounded to half") {
+  // The same tokens (rounded to half) through KvInt8<float, half> and
+  // KvInt8<float>: the storage and the arithmetic are the same, so each
+  // fp16 output is the fp32 one rounded, bit for bit (with RoPE and sinks).
+  Arena::Scope scope;
+  const Sequence s = make_sequence(0xf16b);
+  const Dims d = full_dims();
+  TA_CHECK((s.q && s.k && s.v));
+  if (!s.q || !s.k || !s.v) return;
+  for (float* x : {s.q, s.k, s.v}) {
+    const size_t count = x == s.q ? d.q_elems() : x == s.k ? d.k_elems() : d.v_elems();
+    for (size_t e = 0; e < count; ++e) x[e] = to_float(to_half(x[e]));
+  }
+  static KvCache<KvInt8<float, half>, kHq, kHkv, kDk, kDv, 2 + 5 + 3, 4, 5, 2> f16;
+  static KvCache<KvInt8<float>, kHq, kHkv, kDk, kDv, 2 + 5 + 3, 4, 5, 2> f32;
+  Rope rope;
+  rope.style = RopeStyle::kInterleaved;
+  f16.reset();
+  f32.reset();
+  TA_CHECK((f16.set_rope(rope, 9) == Status::kOk && f32.set_rope(rope, 9) == Status::kOk));
+  half qh[kHq * 4 * kDk], kh[kHkv * 4 * kDk], vh[kHkv * 4 * kDv], yh[kHq * 4 * kDv];
+  float qf[kHq * 4 * kDk], kf[kHkv * 4 * kDk], vf[kHkv * 4 * kDv], yf[kHq * 4 * kDv];
+  size_t differ = 0, steps = 0;
+  for (size_t t0 = 0, step = 0; t0 < kTokens; ++step) {
+    const size_t n = kChunks[step % kChunkCount] > kTokens - t0 ? kTokens - t0 : kChunks[step % kChunkCount];
+    gather(s.q, kHq, kDk, t0, n, qf);
+    gather(s.k, kHkv, kDk, t0, n, kf);
+    gather(s.v, kHkv, kDv, t0, n, vf);
+    to_half(qf, qh, kHq * n * kDk);
+    to_half(kf, kh, kHkv * n * kDk);
+    to_half(vf, vh, kHkv * n * kDv);
+    Status a = f16.append(kh, vh, n), b = f32.append(kf, vf, n);
+    if (a == Status::kOk) a = f16.attend(qh, yh, n);
+    if (b == Status::kOk) b = f32.attend(qf, yf, n);
+    TA_CHECK((a == Status::kOk && b == Status::kOk));
+    if (a != Status::kOk || b != Status::kOk) return;
+    for (size_t x = 0; x < kHq * n * kDv; ++x) differ += yh[x].bits != to_half(yf[x]).bits;
+    ++steps;
+    t0 += n;
+  }
+  TA_CHECK_MSG(differ == 0, "%zu fp16 outputs are not the fp32-facing cache's rounded", differ);
+  TA_CHECK(steps > 5);
+  // Storage: the same bytes and scales.
+  TA_CHECK(std::memcmp(f16.keys(), f32.keys(), sizeof(int8_t) * kHkv * (2 + 5 + 3) * kDk) == 0);
+  TA_CHECK(std::memcmp(f16.value_scales(), f32.value_scales(), sizeof(float) * kHkv * (2 + 5 + 3)) == 0);
+}

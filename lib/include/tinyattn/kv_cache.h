@@ -4,9 +4,10 @@
 // KvCache<T, Hq, Hkv, Dk, Dv, Capacity, MaxNew, SlidingWindow, Sinks>
 //   T:        what a slot stores and the path attend runs: float
 //             (forward()), half (forward_f16()), int8_t (forward_i8(), with
-//             a plan), or KvInt8<Scale>: int8 rows with a scale per token and
-//             KV head (float or half) for an fp32 model, a quarter of fp32's
-//             bytes, attended on the port's int8 products (docs/decode.md);
+//             a plan), or KvInt8<Scale, Value>: int8 rows with a scale per
+//             token and KV head (float or half) for a model of Value rows
+//             (float, or half), a quarter of fp32's bytes, attended on the
+//             port's int8 products (docs/decode.md);
 //   Hq, Hkv:  query and key/value heads (Hq % Hkv == 0: grouped-query);
 //   Dk, Dv:   key and value widths;
 //   Capacity: token slots per KV head;
@@ -303,21 +304,26 @@ struct KvInt8View {
 // logits then exponentials (a word each per slot), two int32 accumulators of
 // Dv, the quantized query; aligned at any address.
 constexpr size_t kv_int8_workspace_bytes(const KvCacheShape& s) {
-  return kWorkspaceAlign + 8 * s.capacity + 8 * s.dv + 4 * s.dk + (s.dk + 3) / 4 * 4;
+  return kWorkspaceAlign + 8 * s.capacity + 8 * s.dv + 4 * (s.dk > s.dv ? s.dk : s.dv) + (s.dk + 3) / 4 * 4;
 }
 
-// Quantizes and stores n new tokens (K[hkv][n][dk], V[hkv][n][dv], fp32).
+// Quantizes and stores n new tokens (K[hkv][n][dk], V[hkv][n][dv], fp32 or
+// fp16, each row taken as fp32 in ws, of kv_int8_workspace_bytes).
 // kBadQuantization (nothing stored) for a row int8 cannot hold: an inf or
-// NaN, or with fp16 scales an element past 127 * 65504.
-// With rope.on, each key row is rotated (in ws, of kv_int8_workspace_bytes)
-// before it is quantized.
+// NaN, or with fp16 scales an element past 127 * 65504 (as rotated). With
+// rope.on, each key row is rotated before it is quantized.
 Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const float* k,
                       const float* v, size_t n, const KvRope& rope, Workspace ws);
-// The n newest tokens' queries (Q[hq][n][dk], fp32, rotated first with
-// rope.on) against the stored bytes: Y[hq][n][dv], fp32. Options: scale,
+Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const half* k,
+                      const half* v, size_t n, const KvRope& rope, Workspace ws);
+// The n newest tokens' queries (Q[hq][n][dk], rotated first with rope.on)
+// against the stored bytes: Y[hq][n][dv], in fp32 arithmetic whatever the
+// rows' type (fp16: the query rows widened, Y rounded). Options: scale,
 // softcap and port.
 Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
                       Workspace ws, const float* q, float* y, size_t n, const Options& options = {});
+Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
+                      Workspace ws, const half* q, half* y, size_t n, const Options& options = {});
 
 // What a KvCache<T, ...> keeps per slot and how it runs append and attend.
 template <class T>
@@ -336,32 +342,35 @@ struct KvSlotArrays {
 
 }  // namespace detail
 
-// The storage type of a KvCache that computes in fp32 and keeps its keys
-// and values as int8, each token's row of each KV head with a symmetric
-// scale of its own (x = scale * q, q in [-127, 127]), stored as Scale (float,
-// or half to save 4 bytes per token and head). append quantizes fp32 rows;
-// attend quantizes each query row likewise and runs the port's int8
-// products over the stored bytes: a key's scale multiplies its dot product,
-// a value row's scale its weight. Error bound against the fp32 cache:
+// The storage type of a KvCache that keeps its keys and values as int8,
+// each token's row of each KV head with a symmetric scale of its own (x =
+// scale * q, q in [-127, 127]), stored as Scale (float, or half to save 4
+// bytes per token and head), for a model whose rows are Value (float, or
+// half: an fp16 model). append quantizes the rows; attend quantizes each
+// query row likewise and runs the port's int8 products over the stored
+// bytes in fp32 arithmetic: a key's scale multiplies its dot product, a
+// value row's scale its weight. Error bound against the fp32 cache:
 // docs/decode.md.
-template <class Scale = float>
+template <class Scale = float, class Value = float>
 struct KvInt8 {
   static_assert(std::is_same<Scale, float>::value || std::is_same<Scale, half>::value,
                 "tinyattn::KvInt8: scales are float or half");
+  static_assert(std::is_same<Value, float>::value || std::is_same<Value, half>::value,
+                "tinyattn::KvInt8: rows are float or half");
 };
 
 namespace detail {
 
-template <class Scale>
-struct KvStorage<KvInt8<Scale>> {
-  using Value = float;
+template <class Scale, class V>
+struct KvStorage<KvInt8<Scale, V>> {
+  using Value = V;
   using Element = int8_t;
   static constexpr size_t kScaleBytes = sizeof(Scale);
   static constexpr size_t workspace_bytes(const KvCacheShape& s) { return kv_int8_workspace_bytes(s); }
 };
 
-template <class Scale, size_t KeyElems, size_t ValueElems, size_t Slots>
-struct KvSlotArrays<KvInt8<Scale>, KeyElems, ValueElems, Slots> {
+template <class Scale, class V, size_t KeyElems, size_t ValueElems, size_t Slots>
+struct KvSlotArrays<KvInt8<Scale, V>, KeyElems, ValueElems, Slots> {
   int8_t k[KeyElems];
   int8_t v[ValueElems];
   Scale k_scale[Slots];
@@ -373,9 +382,9 @@ Status kv_slots_append(const KvCacheShape& s, KvSlotArrays<T, K, V, S>& a, size_
                        size_t n, const KvRope& rope, Workspace) {
   return kv_cache_append(s, a.k, a.v, position, k, v, n, rope);
 }
-template <class Scale, size_t K, size_t V, size_t S>
-Status kv_slots_append(const KvCacheShape& s, KvSlotArrays<KvInt8<Scale>, K, V, S>& a, size_t& position,
-                       const float* k, const float* v, size_t n, const KvRope& rope, Workspace ws) {
+template <class Scale, class IO, size_t K, size_t V, size_t S>
+Status kv_slots_append(const KvCacheShape& s, KvSlotArrays<KvInt8<Scale, IO>, K, V, S>& a, size_t& position,
+                       const IO* k, const IO* v, size_t n, const KvRope& rope, Workspace ws) {
   return kv_int8_append(s, KvInt8Slots{a.k, a.v, a.k_scale, a.v_scale, std::is_same<Scale, half>::value}, position, k,
                         v, n, rope, ws);
 }
@@ -396,9 +405,9 @@ Status kv_slots_attend(const KvCacheShape& s, const KvSlotArrays<T, K, V, S>& a,
   }
   return kv_cache_attend(s, a.k, a.v, position, ws, keep, keep_rows, q, y, n, extra...);
 }
-template <class Scale, size_t K, size_t V, size_t S, class... Extra>
-Status kv_slots_attend(const KvCacheShape& s, const KvSlotArrays<KvInt8<Scale>, K, V, S>& a, const KvRope& rope,
-                       float*, size_t position, Workspace ws, uint8_t*, size_t, const float* q, float* y, size_t n,
+template <class Scale, class IO, size_t K, size_t V, size_t S, class... Extra>
+Status kv_slots_attend(const KvCacheShape& s, const KvSlotArrays<KvInt8<Scale, IO>, K, V, S>& a, const KvRope& rope,
+                       IO*, size_t position, Workspace ws, uint8_t*, size_t, const IO* q, IO* y, size_t n,
                        const Extra&... extra) {
   return kv_int8_attend(s, KvInt8View{a.k, a.v, a.k_scale, a.v_scale, std::is_same<Scale, half>::value}, rope,
                         position, ws, q, y, n, extra...);

@@ -659,7 +659,8 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
 #define TINYATTN_KV_CACHE_MAX_NEW_(max_new) TINYATTN_MAX_((size_t)(max_new), (size_t)1)
 #define TINYATTN_KV_CACHE_WORKSPACE_BYTES(capacity, dk, dv, max_new, window, dtype)                                \
   (TINYATTN_KV_SCALED_(dtype)                                                                                     \
-       ? TINYATTN_WORKSPACE_ALIGN + 8 * (size_t)(capacity) + 8 * (size_t)(dv) + 4 * (size_t)(dk) +                \
+       ? TINYATTN_WORKSPACE_ALIGN + 8 * (size_t)(capacity) + 8 * (size_t)(dv) +                                  \
+             4 * TINYATTN_MAX_((size_t)(dk), (size_t)(dv)) +                                                       \
              ((size_t)(dk) + 3) / 4 * 4                                                                           \
        : ((dtype) == TINYATTN_KV_I8                                                                               \
               ? TINYATTN_FORWARD_I8_WORKSPACE_BYTES(TINYATTN_KV_CACHE_MAX_NEW_(max_new), capacity, dk, dv)        \
