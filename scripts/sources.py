@@ -14,7 +14,8 @@ other build: a Makefile, an IDE project, a package (docs/firmware.md,
   sources.py includes [selection]  the -I / -isystem flags of the library's files
   sources.py flags   [selection]   the C++ flags of the library's files
   sources.py file-flags [selection]  path<TAB>flags of each file with flags of its own
-  sources.py check                 the manifest against the tree and port_list.h
+  sources.py check                 the manifest against the tree, port_list.h and
+                                   the recipe docs/firmware.md shows
 
 Selection:
   --ports scalar,dsp     the ports to build (scalar is always added: it is
@@ -35,6 +36,8 @@ Selection:
                          this compiler and these flags (its "requires")
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -301,7 +304,31 @@ def check(manifest):
         has_i8 = any(e.get("table") == "i8" for e in p["sources"])
         if has_i8 != bool(int8):
             problems.append(f"port {name}: int8 {int8} but {'a' if has_i8 else 'no'} source with table i8")
+    problems += check_firmware_doc(manifest)
     return problems
+
+
+def check_firmware_doc(manifest):
+    """docs/firmware.md shows what `make` prints for its command: the recipe
+    printed now, with the page's placeholder for the tree, must be the page's."""
+    doc = os.path.join(ROOT, "docs", "firmware.md")
+    command = "scripts/sources.py make --ports scalar,dsp --dtypes f32,i8"
+    with open(doc, encoding="utf-8") as f:
+        page = f.read()
+    start = page.find(f"#   {command}\n")
+    if start < 0:
+        return [f"docs/firmware.md: no recipe printed by `{command}`"]
+    start = page.rfind("\n", 0, start - 1) + 1  # the line before: ports and dtypes
+    end = page.find("```", start)
+    args = argparse.Namespace(ports="scalar,dsp", dtypes="f32,i8", default=None, arch=None, hosted=False,
+                              freestanding=False)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_make(Selection(manifest, args), ["make", "--ports", "scalar,dsp", "--dtypes", "f32,i8"])
+    expected = printed.getvalue().replace(f"TINYATTN_DIR ?= {ROOT}", "TINYATTN_DIR ?= /path/to/tinyattn")
+    if page[start:end] != expected:
+        return [f"docs/firmware.md: its recipe differs from what `{command}` prints now; paste the new one"]
+    return []
 
 
 def main(argv):

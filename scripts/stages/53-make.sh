@@ -1,7 +1,8 @@
 # Firmware without CMake: the source manifest and the recipe scripts/sources.py
 # prints from it (docs/firmware.md, "Without CMake").
 #  * sources.json against the tree (`sources.py check`: every .cc listed, the
-#    ports and their columns those of tinyattn/port_list.h), and the recipe
+#    ports and their columns those of tinyattn/port_list.h, the recipe that
+#    docs/firmware.md shows the one it prints), and the recipe
 #    refusing a port that does not apply to the flags (DSP for Armv6-M);
 #  * tests/firmware/make, a plain Makefile: the library compiled from the
 #    recipe with -ffunction-sections -fdata-sections and linked with
