@@ -28,6 +28,44 @@ const KernelsI8* port_kernels_i8();
 TINYATTN_PORT_LIST(TINYATTN_PORT_SPECIALIZATIONS)
 #undef TINYATTN_PORT_SPECIALIZATIONS
 
+// Every port also defines, for each square fixed extent E = fixed_extent(w,
+// w), the table Attention<S>'s plain call attn(q, k, v, y) of that extent
+// on full blocks runs on when the port is the default
+// (default_kernels_f32_extent): its own table
+// (TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE), or one cut to what that call
+// reaches (fixed_extent_table below; Helium, DSP), so that an image of one
+// shape links the kernels of full blocks of that extent and not the port's
+// others (the rows of a decode step, the other extents).
+template <Port P, int kExtent>
+const KernelsF32* port_kernels_f32_extent();
+
+// The square fixed extents, as indices of KernelsF32::attend_fixed.
+#define TINYATTN_SQUARE_EXTENTS(X, e) \
+  X(e, 0)                             \
+  X(e, 5)                             \
+  X(e, 10)                            \
+  X(e, 15)
+static_assert(detail::fixed_extent(8, 8) == 0 && detail::fixed_extent(16, 16) == 5 &&
+                  detail::fixed_extent(32, 32) == 10 && detail::fixed_extent(64, 64) == 15,
+              "TINYATTN_SQUARE_EXTENTS lists fixed_extent(w, w)");
+#define TINYATTN_PORT_EXTENT_DECLARATION(e, extent) \
+  template <>                                       \
+  const KernelsF32* port_kernels_f32_extent<Port::e, extent>();
+#define TINYATTN_PORT_EXTENT_DECLARATIONS(e, name, fused, int8) \
+  TINYATTN_SQUARE_EXTENTS(TINYATTN_PORT_EXTENT_DECLARATION, e)
+TINYATTN_PORT_LIST(TINYATTN_PORT_EXTENT_DECLARATIONS)
+#undef TINYATTN_PORT_EXTENT_DECLARATIONS
+#undef TINYATTN_PORT_EXTENT_DECLARATION
+
+// For a port that keeps its whole table for every extent (in the port's
+// source file, at namespace tinyattn scope).
+#define TINYATTN_PORT_EXTENT_TABLE_IS_THE_TABLE(e, extent)          \
+  template <>                                                       \
+  const KernelsF32* port_kernels_f32_extent<Port::e, extent>() {    \
+    return port_kernels_f32<Port::e>();                             \
+  }
+#define TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE(e) TINYATTN_SQUARE_EXTENTS(TINYATTN_PORT_EXTENT_TABLE_IS_THE_TABLE, e)
+
 // KernelsF32::attend_fixed for a port whose fixed-extent kernels are
 // compiled for Dk = Dv only (a kernel per (Dk, Dv) pair is code in every
 // image and every SIMD target for shapes attention layers rarely have):
@@ -47,6 +85,26 @@ constexpr SquareFixedExtents square_fixed_extents(SquareFixedExtents::Attend att
   t.entry[detail::fixed_extent(32, 32)] = w32;
   t.entry[detail::fixed_extent(64, 64)] = w64;
   return t;
+}
+
+// attend_fixed with one entry: `attend` at `extent`, no kernel elsewhere.
+constexpr SquareFixedExtents one_fixed_extent(int extent, SquareFixedExtents::Attend attend) {
+  SquareFixedExtents t{};
+  t.entry[extent] = attend;
+  return t;
+}
+
+// A fused port's table cut to what Attention<S>'s plain call of one fixed
+// extent reaches (port_kernels_f32_extent): the port's kernel of that
+// extent, which takes every call whose values are finite, and for the calls
+// it declines (an inf or NaN, an overflowing logit) `portable`'s kernels, the
+// scalar port's under the port's name, which are small. `one`:
+// one_fixed_extent's entries.
+constexpr KernelsF32 fixed_extent_table(KernelsF32 portable, const SquareFixedExtents& one,
+                                        size_t fixed_multi_block_keys) {
+  portable.attend_fixed = one.entry;
+  portable.fixed_multi_block_keys = fixed_multi_block_keys;
+  return portable;
 }
 
 }  // namespace tinyattn

@@ -41,6 +41,19 @@ const char* port_simd_target(Port port) {
 
 const KernelsF32* default_kernels_f32() { return table_f32<Port::TINYATTN_DEFAULT_PORT>(); }
 
+template <int kExtent>
+const KernelsF32* default_kernels_f32_extent() {
+  constexpr Port kPort = Port::TINYATTN_DEFAULT_PORT;
+  if constexpr (registry::built(kPort)) {
+    return port_kernels_f32_extent<kPort, kExtent>();
+  } else {
+    return nullptr;
+  }
+}
+#define TINYATTN_DEFAULT_EXTENT_TABLE(unused, extent) template const KernelsF32* default_kernels_f32_extent<extent>();
+TINYATTN_SQUARE_EXTENTS(TINYATTN_DEFAULT_EXTENT_TABLE, _)
+#undef TINYATTN_DEFAULT_EXTENT_TABLE
+
 const char* port_name(Port port) {
   switch (port) {
     case Port::kDefault: return "default";

@@ -4,8 +4,9 @@
 # Attention<Shape<16, 16, 32, 32>> (fp32) or AttentionI8<Shape<16, 16, 32, 32>>
 # (int8) minus the text of the same image without the call, built once per
 # default port (-DTINYATTN_DEFAULT_PORT=...). Those calls take no Options, so
-# they reach the default port's table alone (default_kernels_f32/_i8): each
-# image links one port's kernels. Also lists the largest library functions of
+# they reach the default port's tables alone (the fp32 call the one of its
+# extent, default_kernels_f32_extent; default_kernels_i8): each image links
+# one port's kernels. Also lists the largest library functions of
 # the M4F's DSP fp32 image.
 # Prints markdown tables and writes them to $OUT/size.md.
 #   bench/board/size.sh [OUT_DIR]   (default build-bench-board)

@@ -81,6 +81,17 @@ Status detail::forward_plain_default_port(const Dims& d, const float* q, const f
   return Status::kOk;
 }
 
+template <int kExtent>
+Status detail::forward_plain_extent(const Dims& d, const float* q, const float* k, const float* v, float* y,
+                                    float scale, Workspace ws, Status arrays) {
+  using namespace detail;
+  const KernelsF32* kern = default_kernels_f32_extent<kExtent>();
+  if (kern == nullptr) return Status::kPortUnavailable;
+  if (arrays != Status::kOk) return arrays;
+  run_plain<false>(*kern, d, ForwardIo{q, k, v, y, nullptr, nullptr}, ws, scale, kExtent);
+  return Status::kOk;
+}
+
 template Status detail::forward_compile_time<true>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
                                             Status, int);
 template Status detail::forward_compile_time<false>(const Dims&, const ForwardIo&, Workspace, const Mask&, const Options&,
@@ -93,5 +104,14 @@ template Status detail::forward_plain_default_port<true>(const Dims&, const floa
                                                          float, Workspace, Status, int);
 template Status detail::forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
                                                           float*, float, Workspace, Status, int);
+
+#define TINYATTN_PLAIN_EXTENT(extent)                                                                          \
+  template Status detail::forward_plain_extent<extent>(const Dims&, const float*, const float*, const float*, float*, \
+                                                       float, Workspace, Status);
+TINYATTN_PLAIN_EXTENT(0)
+TINYATTN_PLAIN_EXTENT(5)
+TINYATTN_PLAIN_EXTENT(10)
+TINYATTN_PLAIN_EXTENT(15)
+#undef TINYATTN_PLAIN_EXTENT
 
 }  // namespace tinyattn

@@ -328,3 +328,72 @@ TA_CASE("forward: calls at the fixed extents without masks or weights go to atte
   });
   if (ports_with == 0) TA_IGNORE("no port in this build has attend_fixed");
 }
+
+namespace {
+
+// Attention<S>'s plain call at a square fixed extent on full blocks runs on
+// default_kernels_f32_extent<E>(): finite calls give forward()'s bits (the
+// port's fixed-extent kernel takes them), calls the kernel declines give
+// that table's block driver's bits (its fallback kernels).
+template <size_t kD>
+void check_extent_entry() {
+  using S = tinyattn::Shape<8, 12, kD, kD, 2, 1>;
+  using A = tinyattn::Attention<S>;
+  constexpr int kExtent = tinyattn::detail::fixed_extent(kD, kD);
+  static_assert(tinyattn::kTransposedKeysBuilt ? !tinyattn::forward_transposes_keys(S::dims, false) : true,
+                "a shape the extent entry takes");
+  const tinyattn::KernelsF32* cut = tinyattn::default_kernels_f32_extent<kExtent>();
+  const tinyattn::KernelsF32* whole = tinyattn::default_kernels_f32();
+  TA_CHECK((cut != nullptr && whole != nullptr));
+  if (!cut || !whole) return;
+  // The table is the default port's, or a cut of it: no generic fused block,
+  // and that extent's fused kernel alone where the port has fused kernels.
+  if (cut != whole) {
+    TA_CHECK_MSG(std::strcmp(cut->port, whole->port) == 0 && cut->attend_block == nullptr &&
+                     (whole->attend_fixed == nullptr) == (cut->attend_fixed == nullptr) &&
+                     (cut->attend_fixed == nullptr || cut->attend_fixed[kExtent] != nullptr),
+                 "%s: the extent table of (%zu, %zu)", whole->port, kD, kD);
+    for (size_t e = 0; e < tinyattn::detail::kFixedExtents && cut->attend_fixed; ++e)
+      TA_CHECK((static_cast<int>(e) == kExtent || cut->attend_fixed[e] == nullptr));
+  }
+  static A attn;
+  static typename A::Q q;
+  static typename A::K k;
+  static typename A::V v;
+  static typename A::Y y;
+  const tinyattn::Dims d = S::dims;
+  float* y2 = alloc<float>(d.y_elems());
+  unsigned char* ws = alloc<unsigned char>(tinyattn::forward_workspace_bytes(d, true));
+  if (!y2 || !ws) TA_IGNORE("the test arena cannot hold the outputs");
+  Rng rng(990 + kD);
+  rng.fill_normal(q.data(), q.size());
+  rng.fill_normal(k.data(), k.size());
+  rng.fill_normal(v.data(), v.size());
+  for (int what = 0; what < 4; ++what) {
+    if (what == 1) v[(S::kM / 2) * S::kDv + 1] = std::numeric_limits<float>::infinity();
+    if (what == 2) q[S::kDk + 3] = std::numeric_limits<float>::quiet_NaN();
+    if (what == 3) q[0] = 3e38f, k[0] = 3e38f;
+    TA_CHECK(attn(q, k, v, y) == tinyattn::Status::kOk);
+    if (what == 0) {
+      TA_CHECK(tinyattn::forward(d, {q.data(), k.data(), v.data(), y2, nullptr, nullptr},
+                                 {ws, tinyattn::forward_workspace_bytes(d)}) == tinyattn::Status::kOk);
+    } else {
+      tinyattn::detail::run_route(*cut, d, {q.data(), k.data(), v.data(), y2, nullptr, nullptr},
+                                  {ws, tinyattn::forward_workspace_bytes(d, true)}, {},
+                                  tinyattn::detail::default_scale_of(kD), 0.0f);
+    }
+    TA_CHECK_MSG(same_bits(y.data(), y2, d.y_elems()),
+                 "%s (8,12,%zu,%zu): attn(q, k, v, y) differs from %s (case %d)", whole->port, kD, kD,
+                 what == 0 ? "forward()" : "its table's block driver", what);
+  }
+}
+
+}  // namespace
+
+TA_CASE("Attention<S>: the plain call at a square fixed extent runs on the extent's table") {
+  Arena::Scope scope;
+  check_extent_entry<8>();
+  check_extent_entry<16>();
+  check_extent_entry<32>();
+  check_extent_entry<64>();
+}

@@ -182,9 +182,14 @@ class Attention {
   // Without Options: the default port, bound at compile time, so the image
   // links only that port's kernels.
   Status operator()(const Q& q, const K& k, const V& v, Y& y) {
-    return detail::forward_plain_default_port<kKeyTiles>(dims, q.data(), k.data(), v.data(), y.data(), kScale,
-                                                         workspace(), arrays_fault(q, k, v, y, nullptr, nullptr),
-                                                         kExtent);
+    if constexpr (kExtentEntry) {
+      return detail::forward_plain_extent<kExtent>(dims, q.data(), k.data(), v.data(), y.data(), kScale, workspace(),
+                                                   arrays_fault(q, k, v, y, nullptr, nullptr));
+    } else {
+      return detail::forward_plain_default_port<kKeyTiles>(dims, q.data(), k.data(), v.data(), y.data(), kScale,
+                                                           workspace(), arrays_fault(q, k, v, y, nullptr, nullptr),
+                                                           kExtent);
+    }
   }
   Status operator()(const Q& q, const K& k, const V& v, Y& y, const Mask& mask, Weights* weights = nullptr) {
     ForwardIo io{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr, nullptr};
@@ -218,6 +223,12 @@ class Attention {
   static constexpr bool kKeyTiles = forward_uses_tiles(dims, false);
   static constexpr int kExtent = detail::fixed_extent(dims.dk, dims.dv);
   static constexpr float kScale = detail::default_scale_of(dims.dk);
+  // Whether the plain call's plan is a fixed-extent kernel on full blocks
+  // for every finite call (Dk = Dv fixed, N a multiple of kBlockRows, one key
+  // tile, no transposed keys): its entry then binds the table of that extent
+  // alone (forward_plain_extent).
+  static constexpr bool kExtentEntry = kExtent >= 0 && dims.dk == dims.dv && dims.n % kBlockRows == 0 &&
+                                       !kKeyTiles && !(kTransposedKeysBuilt && forward_transposes_keys(dims, false));
 
   static_assert(workspace_bytes >= forward_workspace_bytes(dims, true, Scratch::kMinimal), "room for either forward path");
 

@@ -226,10 +226,12 @@ __attribute__((noinline)) void scores_block_rest(const float* q, size_t ldq, siz
 // at least four keys with dk even in tiles of four keys, the last tile
 // overlapping the one before when four do not divide count (its sums are
 // the same floats again); anything else by scores_block_rest.
-void scores_block(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
-                  float scale, float* s, size_t lds) {
+// kRest: scores_block_rest, or for the extent tables the scalar kernel.
+template <void (*kRest)(const float*, size_t, size_t, const float*, size_t, size_t, size_t, float, float*, size_t)>
+void scores_block_tiles(const float* q, size_t ldq, size_t rows, const float* k, size_t ldk, size_t count, size_t dk,
+                        float scale, float* s, size_t lds) {
   if (rows != kBlockRows || dk % 2 != 0 || dk == 0 || count < 4) {
-    scores_block_rest(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
+    kRest(q, ldq, rows, k, ldk, count, dk, scale, s, lds);
     return;
   }
   TileArgs t{kZeros, dk / 2, {scale}, s, lds * sizeof(float), ldk};
@@ -281,10 +283,14 @@ __attribute__((noinline)) void weighted_sum_block_rest(const float* p, size_t ld
 // overlapping the one before when four do not divide dv; anything else by
 // weighted_sum_block_rest. Every value row is finite here
 // (KernelsF32::weighted_sum_block), so zero weights need no test.
-void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count, size_t dv,
-                        const float* a, float* y, size_t ldy) {
+// kRest: weighted_sum_block_rest, or for the extent tables
+// weighted_sum_full_rest.
+template <void (*kRest)(const float*, size_t, size_t, const float*, size_t, size_t, size_t, const float*, float*,
+                        size_t)>
+void weighted_sum_block_tiles(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                              size_t dv, const float* a, float* y, size_t ldy) {
   if (rows != kBlockRows || count % 2 != 0 || count == 0 || dv < 4) {
-    weighted_sum_block_rest(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
+    kRest(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
     return;
   }
   TileArgs t{kZeros, count / 2, {0.0f}, y, ldy * sizeof(float), ldv};
@@ -299,19 +305,43 @@ void weighted_sum_block(const float* p, size_t ldp, size_t rows, const float* v,
 
 #undef TINYATTN_DSP_INLINE
 
+// What the extent tables' weighted_sum_block leaves to others: a full block
+// of an odd count to weighted_sum_block_odd, the rest (fewer rows, which
+// their calls never have, or dv < 4) to the scalar kernel.
+void weighted_sum_full_rest(const float* p, size_t ldp, size_t rows, const float* v, size_t ldv, size_t count,
+                            size_t dv, const float* a, float* y, size_t ldy) {
+  if (rows == kBlockRows && dv >= 4 && count != 0)
+    weighted_sum_block_odd(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
+  else
+    scalar::f32::weighted_sum_block(p, ldp, rows, v, ldv, count, dv, a, y, ldy);
+}
+
 constexpr KernelsF32 make_table() {
   KernelsF32 t = scalar::table_f32("dsp");
   t.scores = scores;
   t.weighted_sum = weighted_sum;
-  t.scores_block = scores_block;
-  t.weighted_sum_block = weighted_sum_block;
+  t.scores_block = scores_block_tiles<scores_block_rest>;
+  t.weighted_sum_block = weighted_sum_block_tiles<weighted_sum_block_rest>;
   return t;
 }
 constexpr KernelsF32 kKernels = make_table();
 
+// The table of Attention<S>'s plain call at a square fixed extent on full
+// blocks (port_kernels_f32_extent): the four-row tiles, and the scalar
+// kernels for everything else, so such an image links none of the one- and
+// two-row tiles of a decode step.
+constexpr KernelsF32 make_extent_table() {
+  KernelsF32 t = scalar::table_f32("dsp");
+  t.scores_block = scores_block_tiles<scalar::f32::scores_block>;
+  t.weighted_sum_block = weighted_sum_block_tiles<weighted_sum_full_rest>;
+  return t;
+}
+constexpr KernelsF32 kExtentKernels = make_extent_table();
+
 #else  // no single-precision FPU (soft float) or an unoptimized build: the scalar kernels
 
 constexpr KernelsF32 kKernels = scalar::table_f32("dsp");
+constexpr const KernelsF32& kExtentKernels = kKernels;
 
 #endif
 
@@ -322,5 +352,12 @@ template <>
 const KernelsF32* port_kernels_f32<Port::kDsp>() {
   return &dsp::kKernels;
 }
+#define TINYATTN_DSP_EXTENT_TABLE(e, extent)                     \
+  template <>                                                    \
+  const KernelsF32* port_kernels_f32_extent<Port::e, extent>() { \
+    return &dsp::kExtentKernels;                                 \
+  }
+TINYATTN_SQUARE_EXTENTS(TINYATTN_DSP_EXTENT_TABLE, kDsp)
+#undef TINYATTN_DSP_EXTENT_TABLE
 
 }  // namespace tinyattn

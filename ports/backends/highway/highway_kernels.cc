@@ -89,5 +89,8 @@ template <>
 const KernelsF32* port_kernels_f32<Port::kHighway>() {
   return &highway::kernels_f32();
 }
+// Attention<S>'s plain calls run on the whole table: host images are not
+// short of flash.
+TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE(kHighway)
 }  // namespace tinyattn
 #endif  // HWY_ONCE

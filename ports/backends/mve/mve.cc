@@ -15,6 +15,8 @@
 
 #include <arm_mve.h>
 
+#include "backends/scalar/scalar.h"
+
 #include "tinyattn/exp.h"
 
 namespace tinyattn {
@@ -557,11 +559,51 @@ constexpr KernelsF32 kKernels = make_table();
 
 const KernelsF32& kernels_f32() { return kKernels; }
 
+namespace {
+
+// The tables of Attention<S>'s plain call at a square fixed extent
+// (port_kernels_f32_extent): calls of full blocks alone, so the kernel is
+// attend_full, declining any other block, and the declined calls run the
+// scalar kernels. An image of one such shape links about 850 bytes of this
+// port instead of all its kernels (the one to three rows of a decode step,
+// the generic fused block, the other extents).
+template <size_t kD>
+bool attend_full_only(const AttendBlock& b) {
+  return full_block(b) && attend_full<kD, kD>(b);
+}
+template <size_t kD>
+struct ExtentTable {
+  static constexpr SquareFixedExtents kOne = one_fixed_extent(detail::fixed_extent(kD, kD), attend_full_only<kD>);
+  static constexpr KernelsF32 make() {
+    KernelsF32 t = fixed_extent_table(scalar::table_f32("mve"), kOne, kKernels.fixed_multi_block_keys);
+    t.simd_target = simd_target;
+    return t;
+  }
+  static constexpr KernelsF32 kTable = make();
+};
+
+}  // namespace
 }  // namespace mve
 
 template <>
 const KernelsF32* port_kernels_f32<Port::kMve>() {
   return &mve::kernels_f32();
+}
+template <>
+const KernelsF32* port_kernels_f32_extent<Port::kMve, detail::fixed_extent(8, 8)>() {
+  return &mve::ExtentTable<8>::kTable;
+}
+template <>
+const KernelsF32* port_kernels_f32_extent<Port::kMve, detail::fixed_extent(16, 16)>() {
+  return &mve::ExtentTable<16>::kTable;
+}
+template <>
+const KernelsF32* port_kernels_f32_extent<Port::kMve, detail::fixed_extent(32, 32)>() {
+  return &mve::ExtentTable<32>::kTable;
+}
+template <>
+const KernelsF32* port_kernels_f32_extent<Port::kMve, detail::fixed_extent(64, 64)>() {
+  return &mve::ExtentTable<64>::kTable;
 }
 }  // namespace tinyattn
 

@@ -248,6 +248,9 @@ template <>
 const KernelsF32* port_kernels_f32<Port::kRvv>() {
   return &rvv::kernels_f32();
 }
+// Attention<S>'s plain calls run on the whole table: application cores are
+// not short of flash.
+TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE(kRvv)
 }  // namespace tinyattn
 
 #endif  // TINYATTN_RVV_BUILT

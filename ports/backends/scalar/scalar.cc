@@ -150,4 +150,6 @@ template <>
 const KernelsF32* port_kernels_f32<Port::kScalar>() {
   return &scalar::kernels_f32();
 }
+// Attention<S>'s plain calls run on the whole table: it is small.
+TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE(kScalar)
 }  // namespace tinyattn

@@ -37,5 +37,8 @@ template <>
 const KernelsF32* port_kernels_f32<Port::kTemplate>() {
   return &template_port::kKernels;
 }
+// Attention<S>'s plain calls run on the whole table (a port whose table is
+// large cuts it for them, as ports/backends/mve/mve.cc does).
+TINYATTN_PORT_EXTENT_TABLES_ARE_THE_TABLE(kTemplate)
 
 }  // namespace tinyattn

@@ -189,4 +189,14 @@ const KernelsF32* kernels_f32(Port port);
 // other port's kernels (Attention<S> called without Options).
 const KernelsF32* default_kernels_f32();
 
+// The table Attention<S>'s plain call attn(q, k, v, y) runs on where S has
+// Dk = Dv of the fixed extents (kExtent = detail::fixed_extent(Dk, Dv)), N a
+// multiple of kBlockRows, and fits one key tile: default_kernels_f32(), or,
+// where the default port cuts it, a table with the kernels of that extent's
+// full blocks and the scalar port's for the rest, so an image of one shape
+// links no more of the port than that shape reaches (ports/port.h,
+// port_kernels_f32_extent).
+template <int kExtent>
+const KernelsF32* default_kernels_f32_extent();
+
 }  // namespace tinyattn

@@ -76,6 +76,23 @@ extern template Status forward_plain_default_port<true>(const Dims&, const float
                                                         float, Workspace, Status, int);
 extern template Status forward_plain_default_port<false>(const Dims&, const float*, const float*, const float*,
                                                          float*, float, Workspace, Status, int);
+// The plain call of a shape with Dk = Dv of the fixed extents (kExtent =
+// fixed_extent(Dk, Dv): 0, 5, 10 or 15), N a multiple of kBlockRows, within
+// one key tile and too few rows for the transposed keys: forward_plain_default_port on the table
+// default_kernels_f32_extent<kExtent>() (tinyattn/kernels.h), so an image of
+// such a shape links that extent's fused kernel and not the default port's
+// other kernels.
+template <int kExtent>
+Status forward_plain_extent(const Dims& d, const float* q, const float* k, const float* v, float* y, float scale,
+                            Workspace ws, Status arrays);
+extern template Status forward_plain_extent<0>(const Dims&, const float*, const float*, const float*, float*, float,
+                                               Workspace, Status);
+extern template Status forward_plain_extent<5>(const Dims&, const float*, const float*, const float*, float*, float,
+                                               Workspace, Status);
+extern template Status forward_plain_extent<10>(const Dims&, const float*, const float*, const float*, float*, float,
+                                                Workspace, Status);
+extern template Status forward_plain_extent<15>(const Dims&, const float*, const float*, const float*, float*, float,
+                                                Workspace, Status);
 
 }  // namespace detail
 }  // namespace tinyattn
