@@ -702,8 +702,7 @@ def size_section(r):
     fixed = ""
     if r.fixed_entries:
         fixed = (f" Of the Cortex-M55 mve port's fp32 kernels, {grouped(r.fixed_entries[0])} bytes are the "
-                 f"fused block's {r.fixed_entries[1]} fixed-extent entries, which an image links together because "
-                 "the kernel table points to them.")
+                 f"fused block's fixed-extent kernels ({r.fixed_entries[1]} linked).")
     return f"""\
 ## Code size
 
@@ -711,7 +710,9 @@ def size_section(r):
 `--gc-sections`, each image built with its port as the default; "of which
 the port's kernels" counts the functions of the port's own namespace (the
 DSP port's fp32 table reuses scalar kernels, which count in the total
-only).{fixed}
+only). The call is `Attention<Shape<16, 16, 32, 32>>`'s plain one, which
+binds the table of its extent (docs/ports.md): the port's kernels of full
+blocks of that extent and the scalar port's for what they decline.{fixed}
 
 {md_table(t.header, rows)}
 
