@@ -157,10 +157,13 @@ class Run:
         self.api = find(b, "forward() against Attention<Shape>", "shape (N,M,Dk,Dv)", "Attention<Shape>")
         self.per_element = find(b, "instructions per element", "(32,32,32,32) forward")
         self.f16 = find(tables(read(run, "board/insns_f16.md")), "fp16", "softmax port")
-        i8 = [x for x in tables(read(run, "board/insns_i8.md")) if x.header[0] == "int8 forward (N,M,Dk,Dv)"]
-        if len(i8) != 2:
-            raise SystemExit("report.py: board/insns_i8.md: expected two int8 tables")
+        i8_all = [x for x in tables(read(run, "board/insns_i8.md")) if x.header[0] == "int8 forward (N,M,Dk,Dv)"]
+        i8 = [x for x in i8_all if not any("TFLite" in h for h in x.header)]
+        tfl = [x for x in i8_all if any("TFLite" in h for h in x.header)]
+        if len(i8) != 2 or len(tfl) != 1:
+            raise SystemExit("report.py: board/insns_i8.md: expected two int8 tables and the TFLite mode's")
         self.i8 = i8
+        self.i8_tflite = tfl[0]
         size = read(run, "board/size.md")
         self.size = tables(size)[0]
         m = re.search(r"fixed-extent entries: (\d+) bytes in (\d+) entries", size)
@@ -655,6 +658,8 @@ def boards_section(r):
     f16 = md_table(r.f16.header, [row[:2] + [grouped(row[2]), grouped(row[3]), times(row[4])] for row in r.f16.rows],
                    ["---", "---", "---:", "---:", "---:"])
     pe = r.per_element
+    t = r.i8_tflite
+    tflite = md_table(t.header, [[row[0]] + [x if x.endswith("x") else grouped(x) for x in row[1:]] for row in t.rows])
     return f"""\
 ## Cortex-M and RISC-V under QEMU: executed instructions
 
@@ -693,7 +698,13 @@ Instructions per int8 forward; every board and port gives the same output
 bytes. Armv6-M code has no DSP port and no long multiply (libgcc's
 `__muldi3`); RV32 is rv32imac with the scalar port:
 
-{i8}"""
+{i8}
+
+The TFLite-compatible int8 mode (`Int8Mode::kTflite`, docs/quant.md) on the
+same tensors beside the native mode; its bytes too are the same on every
+port:
+
+{tflite}"""
 
 
 def size_section(r):

@@ -43,19 +43,19 @@ machine_of() {
 # ratio A B -> A / B to two decimals
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# checksum BOARD PORT SHAPE -> the output checksum the run printed
+# checksum BOARD PORT SHAPE [tflite] -> the output checksum the run printed
 checksum() {
   machine=$(machine_of "$1")
-  count "$OUT/forward_i8_insns_$1.elf" "$machine" "$3" "$2" 1 >/dev/null
+  count "$OUT/forward_i8_insns_$1.elf" "$machine" "$3" "$2" 1 ${4:+"$4"} >/dev/null
   sed -n 's/^checksum //p' "$OUT/run_i8.log"
 }
 
-# cost BOARD PORT SHAPE -> instructions of the forward call alone
+# cost BOARD PORT SHAPE [tflite] -> instructions of the forward call alone
 cost() {
   machine=$(machine_of "$1")
   elf="$OUT/forward_i8_insns_$1.elf"
-  with=$(count "$elf" "$machine" "$3" "$2" 2)
-  without=$(count "$elf" "$machine" "$3" "$2" 1)
+  with=$(count "$elf" "$machine" "$3" "$2" 2 ${4:+"$4"})
+  without=$(count "$elf" "$machine" "$3" "$2" 1 ${4:+"$4"})
   echo $((with - without))
 }
 
@@ -104,6 +104,30 @@ table="$OUT/insns_i8.md"
     m0=$(cost m0 scalar $shape)
     rv32=$(cost rv32 scalar $shape)
     echo "| $dims | $m4d | $(ratio "$m4d" "$cmsis")x | $m7 | $m7d | $(ratio "$m7" "$m7d")x | $(ratio "$m7d" "$cmsis")x | $m33 | $m33d | $(ratio "$m33" "$m33d")x | $(ratio "$m33d" "$cmsis")x | $m0 | $(ratio "$m0" "$cmsis")x | $rv32 | $(ratio "$rv32" "$cmsis")x |"
+  done
+  # The TFLite-compatible mode (Int8Mode::kTflite) on the same tensors beside
+  # the native mode, on the DSP and Helium ports; its bytes too are the same
+  # on every port.
+  echo
+  echo "| int8 forward (N,M,Dk,Dv) | M4F dsp native | M4F dsp TFLite mode | TFLite/native | TFLite / CMSIS-NN M4F | M55 mve native | M55 mve TFLite mode | TFLite/native |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for shape in 16 32 64; do
+    case $shape in 16) cmsis=214557 ;; 32) cmsis=786747 ;; 64) cmsis=3632988 ;; esac
+    case $shape in 16) dims="(16,16,32,32)" ;; 32) dims="(32,32,32,32)" ;; 64) dims="(64,64,64,64)" ;; esac
+    ref=$(checksum m4 scalar $shape tflite)
+    for run in "m4 dsp" "m55 scalar" "m55 mve"; do
+      # shellcheck disable=SC2086
+      got=$(checksum $run $shape tflite)
+      [ "$got" = "$ref" ] || {
+        echo "TFLite-mode checksum mismatch at shape $shape: $run gives $got, M4F scalar $ref" >&2
+        exit 1
+      }
+    done
+    m4d=$(cost m4 dsp $shape)
+    m4t=$(cost m4 dsp $shape tflite)
+    m55v=$(cost m55 mve $shape)
+    m55t=$(cost m55 mve $shape tflite)
+    echo "| $dims | $m4d | $m4t | $(ratio "$m4t" "$m4d")x | $(ratio "$m4t" "$cmsis")x | $m55v | $m55t | $(ratio "$m55t" "$m55v")x |"
   done
 } >"$table"
 cat "$table"

@@ -178,6 +178,9 @@ TINYATTN_SAME_OFFSET(k_zero);
 TINYATTN_SAME_OFFSET(v_zero);
 TINYATTN_SAME_OFFSET(y_zero);
 TINYATTN_SAME_OFFSET(bias_zero);
+TINYATTN_SAME_OFFSET(mode);
+TINYATTN_SAME_OFFSET(tflite);
+static_assert(TINYATTN_INT8_MODE_TFLITE == static_cast<int32_t>(Int8Mode::kTflite), "Int8Mode");
 #undef TINYATTN_SAME_OFFSET
 static_assert(offsetof(tinyattn_fixed_multiplier, multiplier) == offsetof(FixedMultiplier, multiplier) &&
                   offsetof(tinyattn_fixed_multiplier, shift) == offsetof(FixedMultiplier, shift) &&

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "detail.h"
+#include "tflite_ops.h"
 #include "tinyattn/kernels_i8.h"
 #include "tinyattn/quant.h"
 
@@ -33,6 +34,50 @@ bool zero_point_ok(int32_t z) { return z >= -128 && z <= 127; }
 
 bool multiplier_ok(FixedMultiplier m) {
   return m.multiplier >= (int32_t{1} << 30) && m.shift >= 0 && m.shift <= 62;
+}
+
+// TFLite mode: requantization shifts in [-31, 30] keep TFLite's right shift
+// within 31 bits and its left shift below the sign bit; the softmax's beta is a
+// multiplier above 1 (PreprocessSoftmaxScaling) capped at 2^31 - 1, so its
+// left shift is in [1, 31].
+bool tflite_multiplier_ok(TfliteMultiplier m, int32_t lo, int32_t hi) {
+  return m.multiplier >= (int32_t{1} << 30) && m.shift >= lo && m.shift <= hi;
+}
+
+// TFLite's CalculateInputRadius(5, shift, 31), negated: the softmax's diff_min.
+int32_t tflite_diff_min(int32_t beta_shift) {
+  return -static_cast<int32_t>((int64_t{31} << 26) >> beta_shift);
+}
+
+// tflite::QuantizeMultiplier (TfLiteRound is round half away from zero; the
+// scaled fraction is positive and exact, so floor(x + 0.5) is the same).
+// TFLite flushes exponents below -31 to a zero multiplier; the ranges above
+// refuse those.
+Status quantize_multiplier(double real, TfliteMultiplier* out) {
+  if (!std::isfinite(real) || !(real > 0.0)) return Status::kBadQuantization;
+  int e = 0;
+  const double f = std::frexp(real, &e);
+  int64_t m = static_cast<int64_t>(std::floor(f * 2147483648.0 + 0.5));
+  if (m == (int64_t{1} << 31)) {
+    m /= 2;
+    ++e;
+  }
+  out->multiplier = static_cast<int32_t>(m);
+  out->shift = e;
+  return Status::kOk;
+}
+
+Status validate_tflite(const Int8HeadPlan& p) {
+  const TfliteParams& t = p.tflite;
+  if (!tflite_multiplier_ok(t.scores, -31, 30) || !tflite_multiplier_ok(t.output, -31, 30) ||
+      !tflite_multiplier_ok(t.beta, 1, 31))
+    return Status::kBadQuantization;
+  // diff_min is what keeps diff * 2^beta.shift inside int32
+  if (t.diff_min != tflite_diff_min(t.beta.shift)) return Status::kBadQuantization;
+  if (!zero_point_ok(p.q_zero) || !zero_point_ok(p.k_zero) || !zero_point_ok(p.v_zero) || !zero_point_ok(p.y_zero) ||
+      !zero_point_ok(t.scores_zero))
+    return Status::kBadQuantization;
+  return Status::kOk;
 }
 
 // One tensor's scale and zero point for head h (count 1 broadcasts).
@@ -95,6 +140,8 @@ Status make_multiplier(double real, FixedMultiplier* out) {
 }
 
 Status validate(const Int8HeadPlan& p) {
+  if (p.mode == Int8Mode::kTflite) return validate_tflite(p);
+  if (p.mode != Int8Mode::kNative) return Status::kBadQuantization;
   if (!multiplier_ok(p.logit) || !multiplier_ok(p.output)) return Status::kBadQuantization;
   // shift >= 2 keeps |L_j| <= 2^60, so differences of logits (plus a bias) fit int64.
   if (p.logit.shift < kMinLogitShift) return Status::kBadQuantization;
@@ -106,6 +153,47 @@ Status validate(const Int8HeadPlan& p) {
   return Status::kOk;
 }
 
+namespace {
+
+// The integers TFLite's Prepare() computes for the model's three ops, from the
+// same float scales: BatchMatMul (GetQuantizedConvolutionMultipler, then
+// QuantizeMultiplier), Softmax (PreprocessSoftmaxScaling with 5 integer bits,
+// CalculateInputRadius), BatchMatMul again. Doubles in TFLite's order.
+Status plan_tflite(const Dims& d, const Int8Scheme& sc, float beta, Int8HeadPlan* plans) {
+  if (sc.bias.scale) return Status::kUnsupported;  // a TFLite graph would add it as one more requantized op
+  if (!sc.scores.scale) return Status::kNullPointer;
+  constexpr double kProbScale = 1.0 / 256.0;  // the int8 softmax output's scale (zero point -128)
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t h = 0; h < d.hq; ++h) {
+      const size_t kv = h / d.group();
+      double sq, sk, sv, sy, ss;
+      Int8HeadPlan p;
+      p.mode = Int8Mode::kTflite;
+      TfliteParams& t = p.tflite;
+      if (Status s = tensor_params(sc.q, d.hq, h, &sq, &p.q_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.k, d.hkv, kv, &sk, &p.k_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.v, d.hkv, kv, &sv, &p.v_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.y, d.hq, h, &sy, &p.y_zero); s != Status::kOk) return s;
+      if (Status s = tensor_params(sc.scores, d.hq, h, &ss, &t.scores_zero); s != Status::kOk) return s;
+      if (Status s = quantize_multiplier(sq * sk / ss, &t.scores); s != Status::kOk) return s;
+      if (Status s = quantize_multiplier(kProbScale * sv / sy, &t.output); s != Status::kOk) return s;
+      const double beta_real = static_cast<double>(beta) * ss * 67108864.0;  // 2^(31 - 5)
+      if (!(beta_real > 1.0)) return Status::kBadQuantization;  // QuantizeMultiplierGreaterThanOne
+      if (Status s = quantize_multiplier(beta_real < 2147483647.0 ? beta_real : 2147483647.0, &t.beta);
+          s != Status::kOk)
+        return s;
+      if (!tflite_multiplier_ok(t.scores, -31, 30) || !tflite_multiplier_ok(t.output, -31, 30) ||
+          !tflite_multiplier_ok(t.beta, 1, 31))
+        return Status::kBadQuantization;
+      t.diff_min = tflite_diff_min(t.beta.shift);
+      if (pass == 1) plans[h] = p;
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
 Status plan_int8(const Dims& d, const Int8Scheme& sc, Int8HeadPlan* plans, size_t capacity) {
   if (Status s = validate(d); s != Status::kOk) return s;
   if (!plans || !sc.q.scale || !sc.k.scale || !sc.v.scale || !sc.y.scale) return Status::kNullPointer;
@@ -113,6 +201,8 @@ Status plan_int8(const Dims& d, const Int8Scheme& sc, Int8HeadPlan* plans, size_
   if (sc.softmax_scale && !std::isfinite(*sc.softmax_scale)) return Status::kBadScale;
   const float softmax_scale = sc.softmax_scale ? *sc.softmax_scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
   if (!(softmax_scale > 0.0f)) return Status::kBadQuantization;  // the max-subtraction needs a positive scale
+  if (sc.mode == Int8Mode::kTflite) return plan_tflite(d, sc, softmax_scale, plans);
+  if (sc.mode != Int8Mode::kNative) return Status::kBadQuantization;
   // Every head first, so an error leaves plans untouched.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t h = 0; h < d.hq; ++h) {
@@ -146,7 +236,13 @@ using detail::Tensor;
 
 // kDefaultPort: the table is default_kernels_i8(), so that kernels_i8() and
 // every other port's table stay out of images that never name a port.
-template <bool kDefaultPort>
+// The modes an entry runs: forward_i8() both; AttentionI8<S, M> and the
+// int8 self-test one, so an image of one mode links none of the other's code.
+enum ModeSet : unsigned { kNativeOnly = 1, kTfliteOnly = 2, kBothModes = 3 };
+constexpr bool runs(unsigned modes, Int8Mode m) { return (modes & (m == Int8Mode::kTflite ? 2u : 1u)) != 0; }
+constexpr unsigned mode_set(Int8Mode m) { return m == Int8Mode::kTflite ? kTfliteOnly : kNativeOnly; }
+
+template <bool kDefaultPort, unsigned kModes>
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                            const Mask& mask, const Options& o, const KernelsI8** kernels) {
   if (Status s = validate(d); s != Status::kOk) return s;
@@ -173,7 +269,13 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (plan.count != d.hq) return Status::kBadQuantization;
   for (size_t h = 0; h < d.hq; ++h) {
     if (Status s = validate(plan.heads[h]); s != Status::kOk) return s;
-    if (io.bias && plan.heads[h].bias.multiplier == 0) return Status::kBadQuantization;
+    if (!runs(kModes, plan.heads[h].mode)) return Status::kUnsupported;
+    if (plan.heads[h].mode == Int8Mode::kTflite) {
+      if (io.bias) return Status::kUnsupported;
+      if (d.m > kMaxMTflite) return Status::kBadDimension;  // the softmax's Q12.19 sum
+    } else if (io.bias && plan.heads[h].bias.multiplier == 0) {
+      return Status::kBadQuantization;
+    }
   }
   return detail::check_memory(inputs, outputs, ws, forward_i8_workspace_bytes(d), ws.bytes);
 }
@@ -188,10 +290,41 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
   return true;
 }
 
-}  // namespace
+// One query head of Int8Mode::kTflite, row by row: the port's exact scores
+// over the key range, TFLite's requantization into the int8 score tensor
+// (masked keys -128), TFLite's softmax over all M keys, the port's exact
+// P.V sums of the weights (softmax output + 128) and TFLite's requantization.
+void tflite_head(const KernelsI8& kern, const Dims& d, const ForwardIoI8& io, const Int8HeadPlan& p, size_t h,
+                 const Mask& mask, int32_t* s, int32_t* acc) {
+  const TfliteParams& t = p.tflite;
+  const bool element_masks = mask.keep || mask.keep_bits;
+  const size_t kv_head = h / d.group();
+  const int8_t* k_head = io.k + kv_head * d.m * d.dk;
+  const int8_t* v_head = io.v + kv_head * d.m * d.dv;
+  auto clamp8 = [](int32_t x) { return x < -128 ? -128 : (x > 127 ? 127 : x); };
+  for (size_t i = 0; i < d.n; ++i) {
+    const size_t row = h * d.n + i;
+    const KeyRange r = key_range(mask, i, d.n, d.m);
+    if (r.size()) kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, p.q_zero, p.k_zero,
+                              s + r.lo);
+    for (size_t j = 0; j < d.m; ++j) {
+      const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
+      s[j] = visible ? clamp8(tflite_ops::multiply_by_quantized_multiplier(s[j], t.scores) + t.scores_zero) : -128;
+    }
+    tflite_ops::softmax_row(s, d.m, t);
+    if (io.weights)
+      for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(s[j]);
+    // weights in [0, 255] summing to about 256: inside weighted_sum's contract
+    kern.weighted_sum(s, v_head, d.dv, d.m, d.dv, p.v_zero, acc);
+    int8_t* y_row = io.y + row * d.dv;
+    for (size_t c = 0; c < d.dv; ++c)
+      y_row[c] = static_cast<int8_t>(clamp8(tflite_ops::multiply_by_quantized_multiplier(acc[c], t.output) + p.y_zero));
+  }
+}
 
-void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
-                                  Workspace ws, const Mask& mask) {
+template <unsigned kModes>
+void run_forward_i8(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
+                    const Mask& mask) {
   const KernelsI8* kern = &kernels;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
@@ -201,6 +334,13 @@ void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const
 
   for (size_t h = 0; h < d.hq; ++h) {
     const Int8HeadPlan& p = plan.heads[h];
+    if constexpr (runs(kModes, Int8Mode::kTflite)) {
+      if (p.mode == Int8Mode::kTflite) {
+        tflite_head(*kern, d, io, p, h, mask, s, acc);
+        continue;
+      }
+    }
+    if constexpr (!runs(kModes, Int8Mode::kNative)) continue;
     const size_t kv_head = h / d.group();
     const int8_t* k_head = io.k + kv_head * d.m * d.dk;
     const int8_t* v_head = io.v + kv_head * d.m * d.dv;
@@ -270,20 +410,43 @@ void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const
   }
 }
 
+}  // namespace
+
+void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
+                                  Workspace ws, const Mask& mask) {
+  run_forward_i8<kNativeOnly>(kernels, d, io, plan, ws, mask);
+}
+
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
                   const Options& o) {
   const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8<false>(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
-  detail::forward_i8_validated(*kern, d, io, plan, ws, mask);
+  if (Status s = validate_forward_i8<false, kBothModes>(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
+  run_forward_i8<kBothModes>(*kern, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
+Status detail::forward_i8_native(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
+                                 const Mask& mask, const Options& o) {
+  const KernelsI8* kern = nullptr;
+  if (Status s = validate_forward_i8<false, kNativeOnly>(d, io, plan, ws, mask, o, &kern); s != Status::kOk)
+    return s;
+  run_forward_i8<kNativeOnly>(*kern, d, io, plan, ws, mask);
+  return Status::kOk;
+}
+
+template <Int8Mode kMode>
 Status detail::forward_i8_default_port(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                                        const Mask& mask) {
   const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8<true>(d, io, plan, ws, mask, Options{}, &kern); s != Status::kOk) return s;
-  detail::forward_i8_validated(*kern, d, io, plan, ws, mask);
+  if (Status s = validate_forward_i8<true, mode_set(kMode)>(d, io, plan, ws, mask, Options{}, &kern);
+      s != Status::kOk)
+    return s;
+  run_forward_i8<mode_set(kMode)>(*kern, d, io, plan, ws, mask);
   return Status::kOk;
 }
+template Status detail::forward_i8_default_port<Int8Mode::kNative>(const Dims&, const ForwardIoI8&, const Int8Plan&,
+                                                                   Workspace, const Mask&);
+template Status detail::forward_i8_default_port<Int8Mode::kTflite>(const Dims&, const ForwardIoI8&, const Int8Plan&,
+                                                                   Workspace, const Mask&);
 
 }  // namespace tinyattn

@@ -271,7 +271,7 @@ bool run_forward(const Context& cx, const Dims& d, const ForwardIoI8& io, const 
   if (cx.port) {
     Options o;
     o.port = *cx.port;
-    return forward_i8(d, io, plan, ws, mask, o) == Status::kOk;
+    return detail::forward_i8_native(d, io, plan, ws, mask, o) == Status::kOk;
   }
   detail::forward_i8_validated(cx.kern, d, io, plan, ws, mask);
   return true;

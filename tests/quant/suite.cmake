@@ -5,6 +5,13 @@ tinyattn_add_suite(quant_half
 tinyattn_add_suite(quant_int8_golden
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_golden.cc
   LABELS quant)
+# Int8Mode::kTflite: golden bytes of the TFLite int8 graph, and its properties.
+tinyattn_add_suite(quant_tflite_golden
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite_golden.cc
+  LABELS quant)
+tinyattn_add_suite(quant_tflite_properties
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite_properties.cc
+  LABELS quant)
 
 # The committed golden vectors must be what the generator produces.
 if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
@@ -15,7 +22,9 @@ if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
     if(_tinyattn_numpy_missing EQUAL 0)
       add_test(NAME quant_golden_check
                COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_quant_vectors.py --check)
-      set_tests_properties(quant_golden_check PROPERTIES LABELS quant)
+      add_test(NAME quant_tflite_golden_check
+               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_tflite_vectors.py --check)
+      set_tests_properties(quant_golden_check quant_tflite_golden_check PROPERTIES LABELS quant)
     endif()
   endif()
 endif()

@@ -1,4 +1,4 @@
-# One extra run of the property, kernel-contract (fp32 and int8), int8 golden and exp suites per SIMD target compiled into
+# One extra run of the property, kernel-contract (fp32 and int8), int8 golden (native and TFLite mode) and exp suites per SIMD target compiled into
 # this build: every Highway target (TINYATTN_HWY_TARGET=<T>) and every xsimd
 # architecture (TINYATTN_XSIMD_ARCH=<name>). A target that is compiled but
 # that this CPU cannot run (AVX3 on an AVX2 machine) is reported as Skipped by
@@ -7,7 +7,7 @@
 # scripts can reuse them. Hosted targets only: boards run the static target.
 if(TATEST_DOCTEST)
   set(_simd_suites)
-  foreach(suite properties kernels exp int8_kernels quant_int8_golden)
+  foreach(suite properties kernels exp int8_kernels quant_int8_golden quant_tflite_golden)
     if(TARGET ${suite})
       list(APPEND _simd_suites ${suite})
     endif()

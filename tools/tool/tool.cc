@@ -819,20 +819,31 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   for (size_t at; (at = cmdline.find("*/")) != std::string::npos;) cmdline.replace(at, 2, "* /");  // stay a comment
   std::string text = "/* tinyattn int8 plan: " + cmdline + "\n" +
                      " * One head plan per query head: {logit, output, bias multipliers {multiplier, shift},\n"
-                     " * zero points of q, k, v, y and the bias}. " +
+                     " * zero points of q, k, v, y and the bias, mode, TFLite-mode integers}. " +
                      (c ? "Pass it to tinyattn_forward_i8 with plan_count = HQ. */\n"
                         : "Pass tinyattn::Int8Plan{plan, HQ} to tinyattn::forward_i8. */\n") +
                      (c ? "#include \"tinyattn/tinyattn_c.h\"\n\n" : "#include \"tinyattn/quant.h\"\n\n") +
                      (c ? "static const tinyattn_int8_head_plan " : "static const tinyattn::Int8HeadPlan ") + name +
                      "[" + std::to_string(hq) + "] = {\n";
   for (const tinyattn::Int8HeadPlan& p : plans) {
-    char line[256];
-    std::snprintf(line, sizeof line, "    {{%ld, %ld}, {%ld, %ld}, {%ld, %ld}, %ld, %ld, %ld, %ld, %ld},\n",
+    char line[384];
+    const tinyattn::TfliteParams& t = p.tflite;
+    // C: the int32_t; C++: the enum's name (an enum class takes no integer initializer)
+    const bool tfl = p.mode == tinyattn::Int8Mode::kTflite;
+    const std::string mode = c ? (tfl ? "TINYATTN_INT8_MODE_TFLITE" : "TINYATTN_INT8_MODE_NATIVE")
+                               : (tfl ? "tinyattn::Int8Mode::kTflite" : "tinyattn::Int8Mode::kNative");
+    std::snprintf(line, sizeof line,
+                  "    {{%ld, %ld}, {%ld, %ld}, {%ld, %ld}, %ld, %ld, %ld, %ld, %ld, %s, "
+                  "{{%ld, %ld}, %ld, {%ld, %ld}, %ld, {%ld, %ld}}},\n",
                   static_cast<long>(p.logit.multiplier), static_cast<long>(p.logit.shift),
                   static_cast<long>(p.output.multiplier), static_cast<long>(p.output.shift),
                   static_cast<long>(p.bias.multiplier), static_cast<long>(p.bias.shift), static_cast<long>(p.q_zero),
                   static_cast<long>(p.k_zero), static_cast<long>(p.v_zero), static_cast<long>(p.y_zero),
-                  static_cast<long>(p.bias_zero));
+                  static_cast<long>(p.bias_zero), mode.c_str(), static_cast<long>(t.scores.multiplier),
+                  static_cast<long>(t.scores.shift), static_cast<long>(t.scores_zero),
+                  static_cast<long>(t.beta.multiplier), static_cast<long>(t.beta.shift),
+                  static_cast<long>(t.diff_min), static_cast<long>(t.output.multiplier),
+                  static_cast<long>(t.output.shift));
     text += line;
   }
   text += "};\n";

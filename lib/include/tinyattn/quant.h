@@ -24,6 +24,11 @@
 // an additive bias given as int8 (ForwardIoI8::bias, quantized like the other
 // tensors). A float Mask::bias is kUnsupported here: it would need floating
 // point at run time.
+//
+// Int8Scheme::mode = Int8Mode::kTflite instead reproduces the int8 graph a
+// TensorFlow Lite (Micro) model of attention runs (BatchMatMul, Softmax,
+// BatchMatMul with TFLite's requantization and its reference softmax), bit
+// for bit; a masked key's int8 score is -128 and takes part in the softmax.
 #pragma once
 
 #include <array>
@@ -48,6 +53,9 @@ inline constexpr size_t kMaxDkInt8 = 32768;
 inline constexpr size_t kMaxMInt8 = size_t{1} << 23;
 // Fraction bits of the base-2 logits fed to exp2_q30.
 inline constexpr int kLogitFracBits = 26;
+// M limit of Int8Mode::kTflite: TFLite's softmax sums the exps (each at most
+// 1.0) in Q12.19 int32 (kAccumulationIntegerBits = 12), which 4096 keys overflow.
+inline constexpr size_t kMaxMTflite = 4095;
 
 // Quantization of one tensor: count == 1 (per tensor) or one entry per head
 // of that tensor (Hq for Q and Y, Hkv for K and V).
@@ -57,12 +65,27 @@ struct QuantParams {
   size_t count = 1;
 };
 
+// What forward_i8 computes for a head (docs/quant.md).
+enum class Int8Mode : int32_t {
+  // tinyattn's integer softmax: exact scores, base-2 logits, Q0.15 probabilities.
+  kNative = 0,
+  // The int8 ops a TensorFlow Lite (Micro) model of attention runs, bit for bit
+  // with TFLite's reference kernels: BatchMatMul Q.K^T requantized into an int8
+  // score tensor, the int8 Softmax (output scale 1/256, zero point -128), and
+  // BatchMatMul P.V requantized into Y.
+  kTflite = 1,
+};
+
 struct Int8Scheme {
   QuantParams q, k, v, y;
-  std::optional<float> softmax_scale;  // unset: 1/sqrt(Dk), as fp32 forward()
+  std::optional<float> softmax_scale;  // unset: 1/sqrt(Dk), as fp32 forward(); kTflite: the softmax's beta
   // Optional additive logit bias (ForwardIoI8::bias): real = scale * (b - zero_point),
-  // added to the scaled logits; count 1 or Hq. bias.scale == nullptr: no bias.
+  // added to the scaled logits; count 1 or Hq. bias.scale == nullptr: no bias. kNative only.
   QuantParams bias;
+  Int8Mode mode = Int8Mode::kNative;
+  // kTflite only: the int8 score tensor Q.K^T is requantized into (the
+  // BatchMatMul's output, from the model's calibration); count 1 or Hq.
+  QuantParams scores;
 };
 
 // real ~= multiplier * 2^-shift, multiplier in [2^30, 2^31), shift in [0, 62].
@@ -71,12 +94,33 @@ struct FixedMultiplier {
   int32_t shift = 0;
 };
 
+// TFLite's form of a multiplier (tflite::QuantizeMultiplier), so a model's own
+// numbers can be copied in: real ~= multiplier * 2^(shift - 31), multiplier in
+// [2^30, 2^31); shift > 0 shifts left.
+struct TfliteMultiplier {
+  int32_t multiplier = 0;
+  int32_t shift = 0;
+};
+
+// The integers TFLite's Prepare() computes for the three ops of one head
+// (Int8Mode::kTflite). None depends on the element type, so a 16x8 path can
+// take the same struct.
+struct TfliteParams {
+  TfliteMultiplier scores;  // BatchMatMul Q.K^T: sq * sk / s_scores; shift in [-31, 30]
+  int32_t scores_zero = 0;  // the int8 score tensor's zero point
+  TfliteMultiplier beta;    // Softmax input_multiplier, input_left_shift (PreprocessSoftmaxScaling); shift in [1, 31]
+  int32_t diff_min = 0;     // Softmax diff_min: -CalculateInputRadius(5, beta.shift)
+  TfliteMultiplier output;  // BatchMatMul P.V: (1/256) * sv / sy; shift in [-31, 30]
+};
+
 // Everything forward_i8 needs for one query head: integers only.
 struct Int8HeadPlan {
-  FixedMultiplier logit;   // softmax_scale * sq * sk * log2(e) * 2^26; shift >= 2
-  FixedMultiplier output;  // sv / (sy * 2^15)
-  FixedMultiplier bias;    // sb * log2(e) * 2^26, or {0, 0}: no bias planned
+  FixedMultiplier logit;   // softmax_scale * sq * sk * log2(e) * 2^26; shift >= 2 (kNative)
+  FixedMultiplier output;  // sv / (sy * 2^15) (kNative)
+  FixedMultiplier bias;    // sb * log2(e) * 2^26, or {0, 0}: no bias planned (kNative)
   int32_t q_zero = 0, k_zero = 0, v_zero = 0, y_zero = 0, bias_zero = 0;
+  Int8Mode mode = Int8Mode::kNative;  // kTflite: logit, output, bias are not read (plan_int8 leaves them 0)
+  TfliteParams tflite;                // kTflite only (all 0 in a kNative plan)
 };
 
 // A plan: one Int8HeadPlan per query head.
@@ -89,13 +133,15 @@ struct Int8Plan {
 // zero, negative, NaN or infinite scale, a zero point outside [-128, 127], a
 // count that is neither 1 nor the head count, or a multiplier outside the
 // range above (an overflowing or vanishing requantization), kBadScale for a
-// non-finite softmax scale, kNullPointer for a missing scale array.
+// non-finite softmax scale, kNullPointer for a missing scale array (scores
+// included in kTflite mode), kUnsupported for a bias in kTflite mode.
 Status plan_int8(const Dims& d, const Int8Scheme& scheme, Int8HeadPlan* plans, size_t plan_capacity);
 
 // The fixed-point form of a positive real: kBadQuantization if not representable.
 Status make_multiplier(double real, FixedMultiplier* out);
 
-// Checks a plan made elsewhere (offline): multipliers, shifts, zero points.
+// Checks a plan made elsewhere (offline): the mode, multipliers, shifts, zero
+// points (kTflite: the TfliteParams ranges above, diff_min exactly TFLite's).
 Status validate(const Int8HeadPlan& p);
 
 struct ForwardIoI8 {
@@ -103,7 +149,9 @@ struct ForwardIoI8 {
   const int8_t* k = nullptr;  // [Hkv][M][Dk]
   const int8_t* v = nullptr;  // [Hkv][M][Dv]
   int8_t* y = nullptr;        // [Hq][N][Dv]        required
-  uint16_t* weights = nullptr;  // [Hq][N][M] Q0.15 probabilities, optional
+  // [Hq][N][M], optional. kNative: Q0.15 probabilities (p / 32768). kTflite:
+  // the softmax tensor's int8 values plus 128, in [0, 255] (p / 256).
+  uint16_t* weights = nullptr;
   // Optional additive logit bias [N][M] (per query head every Mask::head_stride
   // elements, like the keep masks; 0 broadcasts); needs a plan made with
   // Int8Scheme::bias. Use the keep masks, not a bias, to mask keys out.
@@ -118,9 +166,10 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
 
 // Validates everything, then computes. On error nothing is written.
 // Extra statuses beyond forward(): kBadDimension for Dk > kMaxDkInt8 or
-// M >= kMaxMInt8,
+// M >= kMaxMInt8 (M > kMaxMTflite with a kTflite head),
 // kBadQuantization for a plan with the wrong count or invalid entries (or
-// without a bias multiplier when io.bias is set), kUnsupported for a mask
+// without a bias multiplier when io.bias is set), kUnsupported for io.bias
+// with a kTflite head, for a mask
 // with a float bias, for options.scale set (the plan holds the softmax
 // scale) or for options.softcap set (no logit capping in integer arithmetic),
 // kPortUnavailable for a port not compiled into this build (as every
@@ -131,10 +180,20 @@ Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Wo
 
 namespace detail {
 // forward_i8() on the build's default port, the port bound at compile time
-// (default_kernels_i8): AttentionI8, which takes no Options, links no other
-// port's int8 kernels.
+// (default_kernels_i8), for plans whose heads are all of kMode (others:
+// kUnsupported): AttentionI8<S, kMode>, which takes no Options, links no
+// other port's int8 kernels and none of the other mode's code.
+template <Int8Mode kMode>
 Status forward_i8_default_port(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                                const Mask& mask);
+extern template Status forward_i8_default_port<Int8Mode::kNative>(const Dims&, const ForwardIoI8&, const Int8Plan&,
+                                                                  Workspace, const Mask&);
+extern template Status forward_i8_default_port<Int8Mode::kTflite>(const Dims&, const ForwardIoI8&, const Int8Plan&,
+                                                                  Workspace, const Mask&);
+// forward_i8() for plans of kNative heads alone (others: kUnsupported): the
+// int8 self-test, which links none of kTflite's code.
+Status forward_i8_native(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
+                         const Options& o);
 }  // namespace detail
 
 // The integer building blocks, exposed so users and tests can reproduce them.
@@ -149,7 +208,10 @@ int32_t exp2_q30(int64_t u_q26);
 //   static tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>> attn;
 //   attn.configure(scheme);          // once; kBadQuantization leaves it unconfigured
 //   attn(q, k, v, y);                // integer only
-template <class S>
+// kMode: the mode of its plan (a scheme or plan of the other mode gives
+// kUnsupported), so an image links that mode's code alone;
+// AttentionI8<S, Int8Mode::kTflite> runs TFLite's ops.
+template <class S, Int8Mode kMode = Int8Mode::kNative>
 // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init): workspace_ is scratch (below)
 class AttentionI8 {
  public:
@@ -162,7 +224,9 @@ class AttentionI8 {
   using Y = std::array<int8_t, dims.y_elems()>;
   using Weights = std::array<uint16_t, dims.weight_elems()>;
 
-  Status configure(const Int8Scheme& scheme) { return plan_int8(dims, scheme, plans_, dims.hq); }
+  Status configure(const Int8Scheme& scheme) {
+    return scheme.mode == kMode ? plan_int8(dims, scheme, plans_, dims.hq) : Status::kUnsupported;
+  }
   // Adopts a plan computed elsewhere (e.g. offline); validated on each call.
   void set_plan(const std::array<Int8HeadPlan, dims.hq>& plans) {
     for (size_t h = 0; h < dims.hq; ++h) plans_[h] = plans[h];
@@ -173,7 +237,7 @@ class AttentionI8 {
     return run(ForwardIoI8{q.data(), k.data(), v.data(), y.data(), weights ? weights->data() : nullptr}, mask);
   }
   Status run(const ForwardIoI8& io, const Mask& mask = {}) {
-    return detail::forward_i8_default_port(dims, io, plan(), Workspace{workspace_, sizeof workspace_}, mask);
+    return detail::forward_i8_default_port<kMode>(dims, io, plan(), Workspace{workspace_, sizeof workspace_}, mask);
   }
 
  private:

@@ -288,13 +288,38 @@ typedef struct tinyattn_fixed_multiplier {
   int32_t shift;
 } tinyattn_fixed_multiplier;
 
+/* TFLite's multiplier form (tflite::QuantizeMultiplier): real ~=
+ * multiplier * 2^(shift - 31). Same layout as tinyattn::TfliteMultiplier. */
+typedef struct tinyattn_tflite_multiplier {
+  int32_t multiplier;
+  int32_t shift;
+} tinyattn_tflite_multiplier;
+
+/* The integers TFLite's Prepare() computes for one head of
+ * TINYATTN_INT8_MODE_TFLITE (docs/quant.md). Same layout as tinyattn::TfliteParams. */
+typedef struct tinyattn_tflite_params {
+  tinyattn_tflite_multiplier scores; /* BatchMatMul Q.K^T: sq * sk / s_scores */
+  int32_t scores_zero;
+  tinyattn_tflite_multiplier beta;   /* Softmax input_multiplier, input_left_shift */
+  int32_t diff_min;
+  tinyattn_tflite_multiplier output; /* BatchMatMul P.V: (1/256) * sv / sy */
+} tinyattn_tflite_params;
+
+/* tinyattn_int8_head_plan::mode (tinyattn::Int8Mode) */
+#define TINYATTN_INT8_MODE_NATIVE 0
+#define TINYATTN_INT8_MODE_TFLITE 1
+
 /* One query head's plan: integers only, so it can be computed offline and
- * kept in flash. Same layout as tinyattn::Int8HeadPlan. */
+ * kept in flash. Same layout as tinyattn::Int8HeadPlan. mode 0 (native)
+ * reads logit, output, bias; mode 1 (TFLite) reads tflite; both the zero
+ * points of q, k, v, y. */
 typedef struct tinyattn_int8_head_plan {
   tinyattn_fixed_multiplier logit;
   tinyattn_fixed_multiplier output;
   tinyattn_fixed_multiplier bias;
   int32_t q_zero, k_zero, v_zero, y_zero, bias_zero;
+  int32_t mode;
+  tinyattn_tflite_params tflite;
 } tinyattn_int8_head_plan;
 
 typedef struct tinyattn_forward_io_i8 {
