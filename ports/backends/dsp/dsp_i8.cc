@@ -3,22 +3,24 @@
 //
 //  - scores: q - zq is widened once per row into halfword pairs (q0,q2),
 //    (q1,q3) per word, in the order SXTB16 and SXTB16 ROR #8 widen a word
-//    of k; two keys per pass share those loads. The zero point of k comes in
-//    algebraically: sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq),
-//    the last term starting each sum (modular int32; the final value fits).
+//    of k; four keys per pass share those loads (dot_passes: 23 instructions per
+//    4 columns x 4 keys). The zero point of k comes in algebraically:
+//    sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq), added at the
+//    end (modular int32; the final value fits).
 //  - weighted_sum: pairs of keys, (p_j, p_j+1) against (v_jc, v_j+1,c): the
 //    words of two rows are interleaved by PKHBT/PKHTB and widened by SXTB16,
-//    four columns per pass in registers. The zero point is the initial value
-//    -zv sum p. p_j = kProbOne = 2^15 does not fit a signed halfword and
-//    enters as -2^15: such a key (one holding the whole row) gets 2^16 v_jc
-//    added back.
-//  - probabilities: the scalar port's (a per-row 32-bit reciprocal and one
-//    exact comparison per key, int8_fixed.h): DSP has nothing faster for it.
+//    four columns per pass in registers (pairs4). The zero point is the
+//    initial value -zv sum p. p_j = kProbOne = 2^15 does not fit a signed
+//    halfword and enters as -2^15: such a key (one holding the whole row)
+//    gets 2^16 v_jc added back.
+//  - probabilities: the scalar port's per-row 32-bit reciprocal (int8_fixed.h)
+//    with the exact test as the sign of one 64-bit difference per key.
 //  - exp_row: apply() as one 32x32+64-bit SMLAL per key, then the
-//    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR),
-//    as mve_i8.cc does four lanes at a time.
-//  - requantize: one SMULL per value for the shifts above 32 that plan_int8
-//    gives, the rounding corrected as in mve_i8.cc, SSAT to clamp.
+//    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR,
+//    SMMLAR), as mve_i8.cc does four lanes at a time; two passes, so each
+//    keeps its constants in registers.
+//  - requantize: one SMLAL per value for the shifts above 32 that plan_int8
+//    gives, the rounding and the zero point in its initial value, SSAT to clamp.
 // Unaligned word loads go through memcpy (one LDR on Armv7E-M).
 #include "backends/int8_fixed.h"
 #include "backends/scalar/scalar.h"
@@ -76,58 +78,119 @@ inline int32_t smlad(uint32_t a, uint32_t b, int32_t acc) {
 // Columns of q widened per pass (the stack buffer holds kQChunk / 2 words).
 constexpr size_t kQChunk = 64;
 
+// Passes of four keys, s advancing by four per pass until end: s[0..3] =
+// (acc ? s[0..3] : 0) + the dot products of the `words` widened words of q
+// (pairs (q0,q2), (q1,q3) at qw) with keys k0, k0 + l, k0 + k2off,
+// k0 + k2off + l; the next pass's k0 is this one's plus 4 l. Per
+// word of four columns and four keys one LDRD of q, four LDR and 16 DSP
+// instructions. One asm block for all passes: GCC spills around a loop of
+// them (out of line: the last partial pass calls it too).
+__attribute__((noinline)) void dot_passes(const uint32_t* qw, size_t words, const int8_t* k0, size_t l, size_t k2off,
+                                          int32_t* s, const int32_t* end, uint32_t acc) {
+  int32_t d0, d1, d2, d3;
+  uint32_t a, b, t, u, n;
+  const uint32_t* qp;
+  const int8_t* k2;
+  __asm__ volatile(
+      "2:\n\t"
+      "ldr %[n], %[words]\n\t"
+      "ldr %[qp], %[qw]\n\t"
+      "ldr %[k2], %[k2off]\n\t"
+      "add %[k2], %[k2], %[k0]\n\t"
+      "ldr %[t], %[acc]\n\t"
+      "cbz %[t], 5f\n\t"
+      "ldrd %[d0], %[d1], [%[s]]\n\t"
+      "ldrd %[d2], %[d3], [%[s], #8]\n\t"
+      "b 6f\n"
+      "5:\n\t"
+      "movs %[d0], #0\n\t"
+      "movs %[d1], #0\n\t"
+      "movs %[d2], #0\n\t"
+      "movs %[d3], #0\n"
+      "6:\n\t"
+      "cbz %[n], 3f\n"
+      "1:\n\t"
+      "ldrd %[a], %[b], [%[qp]], #8\n\t"
+      "ldr %[t], [%[k0], %[l]]\n\t"
+      "sxtb16 %[u], %[t]\n\t"
+      "smlad %[d1], %[u], %[a], %[d1]\n\t"
+      "sxtb16 %[t], %[t], ror #8\n\t"
+      "smlad %[d1], %[t], %[b], %[d1]\n\t"
+      "ldr %[t], [%[k0]], #4\n\t"
+      "sxtb16 %[u], %[t]\n\t"
+      "smlad %[d0], %[u], %[a], %[d0]\n\t"
+      "sxtb16 %[t], %[t], ror #8\n\t"
+      "smlad %[d0], %[t], %[b], %[d0]\n\t"
+      "ldr %[t], [%[k2], %[l]]\n\t"
+      "sxtb16 %[u], %[t]\n\t"
+      "smlad %[d3], %[u], %[a], %[d3]\n\t"
+      "sxtb16 %[t], %[t], ror #8\n\t"
+      "smlad %[d3], %[t], %[b], %[d3]\n\t"
+      "ldr %[t], [%[k2]], #4\n\t"
+      "sxtb16 %[u], %[t]\n\t"
+      "smlad %[d2], %[u], %[a], %[d2]\n\t"
+      "sxtb16 %[t], %[t], ror #8\n\t"
+      "smlad %[d2], %[t], %[b], %[d2]\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n"
+      "3:\n\t"
+      "strd %[d0], %[d1], [%[s]], #8\n\t"
+      "strd %[d2], %[d3], [%[s]], #8\n\t"
+      "ldr %[t], %[words]\n\t"
+      "sub %[k0], %[k0], %[t], lsl #2\n\t"
+      "add %[k0], %[k0], %[l], lsl #2\n\t"
+      "ldr %[t], %[end]\n\t"
+      "cmp %[s], %[t]\n\t"
+      "bne 2b"
+      : [d0] "=&l"(d0), [d1] "=&l"(d1), [d2] "=&l"(d2), [d3] "=&l"(d3), [qp] "=&r"(qp), [k0] "+r"(k0), [k2] "=&r"(k2),
+        [n] "=&l"(n), [a] "=&r"(a), [b] "=&r"(b), [t] "=&l"(t), [u] "=&r"(u), [s] "+r"(s)
+      : [l] "r"(l), [words] "m"(words), [qw] "m"(qw), [k2off] "m"(k2off), [end] "m"(end), [acc] "m"(acc)
+      : "cc", "memory");
+}
+
 int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero, int32_t k_zero,
                int32_t* s) {
-  int32_t sum_q = 0;  // sum (q - zq), |.| < 2^23
-  for (size_t c = 0; c < dk; ++c) sum_q += q[c] - q_zero;
-  const int32_t start = static_cast<int32_t>(0u - u32(k_zero) * u32(sum_q));
+  const size_t whole = dk & ~size_t{3};
+  const size_t keys4 = count & ~size_t{3};  // keys in passes of four; the other 0..3 in one last pass
+  const size_t left = count - keys4;
   const uint32_t zz = (u32(q_zero) & 0xFFFFu) * 0x10001u;
+  int32_t sum_q = 0;         // sum (q - zq), |.| < 2^23: SMLAD of the pairs against (1, 1)
   uint32_t qw[kQChunk / 2];  // (q0,q2), (q1,q3) per word of q, minus zq: in [-255, 255]
-  for (size_t c0 = 0; c0 < dk; c0 += kQChunk) {
-    const size_t len = dk - c0 < kQChunk ? dk - c0 : kQChunk;
-    const size_t words = len / 4, rest = len % 4;  // rest only in the last chunk
+  // Whole words, kQChunk columns per pass, the first pass from 0; the zero
+  // point of k enters at the end.
+  for (size_t c0 = 0; c0 == 0 || c0 < whole; c0 += kQChunk) {
+    const size_t words = (whole - c0 < kQChunk ? whole - c0 : kQChunk) / 4;
     for (size_t w = 0; w < words; ++w) {
       const uint32_t x = load4(q + c0 + 4 * w);
-      qw[2 * w] = u32(__ssub16(static_cast<int32_t>(sxtb16(x)), static_cast<int32_t>(zz)));
-      qw[2 * w + 1] = u32(__ssub16(static_cast<int32_t>(sxtb16_ror8(x)), static_cast<int32_t>(zz)));
+      const uint32_t lo = u32(__ssub16(static_cast<int32_t>(sxtb16(x)), static_cast<int32_t>(zz)));
+      const uint32_t hi = u32(__ssub16(static_cast<int32_t>(sxtb16_ror8(x)), static_cast<int32_t>(zz)));
+      qw[2 * w] = lo;
+      qw[2 * w + 1] = hi;
+      sum_q = smlad(hi, 0x10001u, smlad(lo, 0x10001u, sum_q));
     }
-    const int8_t* qr = q + c0 + 4 * words;
-    const bool first = c0 == 0;
-    size_t j = 0;
-    for (; j + 2 <= count; j += 2) {
-      const int8_t* k0 = k + j * ldk + c0;
-      const int8_t* k1 = k0 + ldk;
-      int32_t d0 = first ? start : s[j], d1 = first ? start : s[j + 1];
-      const uint32_t* qp = qw;
-      for (size_t w = words; w > 0; --w, k0 += 4, k1 += 4, qp += 2) {
-        const uint32_t a = load4(k0), b = load4(k1);
-        const uint32_t q02 = qp[0], q13 = qp[1];
-        d0 = smlad(sxtb16(a), q02, d0);
-        d1 = smlad(sxtb16(b), q02, d1);
-        d0 = smlad(sxtb16_ror8(a), q13, d0);
-        d1 = smlad(sxtb16_ror8(b), q13, d1);
-      }
-      for (size_t c = 0; c < rest; ++c) {
-        d0 += (qr[c] - q_zero) * k0[c];
-        d1 += (qr[c] - q_zero) * k1[c];
-      }
-      s[j] = d0;
-      s[j + 1] = d1;
-    }
-    if (j < count) {
-      const int8_t* k0 = k + j * ldk + c0;
-      int32_t d0 = first ? start : s[j];
-      for (size_t w = 0; w < words; ++w, k0 += 4) {
-        const uint32_t a = load4(k0);
-        d0 = smlad(sxtb16(a), qw[2 * w], d0);
-        d0 = smlad(sxtb16_ror8(a), qw[2 * w + 1], d0);
-      }
-      for (size_t c = 0; c < rest; ++c) d0 += (qr[c] - q_zero) * k0[c];
-      s[j] = d0;
+    if (keys4) dot_passes(qw, words, k + c0, ldk, 2 * ldk, s, s + keys4, c0);
+    if (left) {
+      // The last 1..3 keys repeat some of them (keys 0,0,0,0 / 0,1,0,1 /
+      // 0,1,1,2) and take the first `left` (key 2 from d3).
+      int32_t d[4];
+      dot_passes(qw, words, k + keys4 * ldk + c0, left == 1 ? 0 : ldk, left == 3 ? ldk : 0, d, d + 4, 0);
+      d[2] = d[3];
+      for (size_t i = 0; i < left; ++i) s[keys4 + i] = (c0 ? s[keys4 + i] : 0) + d[i];
     }
   }
+  // The last 0..3 columns, the zero point of k, the largest score.
+  for (size_t c = whole; c < dk; ++c) {
+    const int32_t qc = q[c] - q_zero;
+    sum_q += qc;
+    for (size_t j = 0; j < count; ++j) s[j] += qc * k[j * ldk + c];
+  }
+  const int32_t start = static_cast<int32_t>(0u - u32(k_zero) * u32(sum_q));
   int32_t max = INT32_MIN;
-  for (size_t j = 0; j < count; ++j) max = s[j] > max ? s[j] : max;
+  for (size_t j = 0; j < count; ++j) {
+    const int32_t d = static_cast<int32_t>(u32(s[j]) + u32(start));
+    s[j] = d;
+    max = d > max ? d : max;
+  }
   return max;
 }
 
@@ -140,23 +203,33 @@ inline int32_t smmulr(int32_t a, int32_t b) {
   __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
+// SMMLAR: c + smmulr(a, b) in one instruction (c 2^32 enters the same sum).
+inline int32_t smmlar(int32_t a, int32_t b, int32_t c) {
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+  return r;
+}
 
 // exp2_q30(u) for u in [INT32_MIN, 0] in 32-bit arithmetic, step for step
 // mve_i8.cc's exp2_q30_lanes (which says why each rounding is the same):
-// u = -n + f / 2^26, i = f >> 21, r = f mod 2^21.
-inline int32_t exp2_q30_word(int32_t u) {
+// u = -n + f / 2^26, i = f >> 21, r = f mod 2^21. smmulr(4 z, 2^30 / 3) is
+// smmulr(z, 4 (2^30 / 3)), the same product.
+inline int32_t exp2_q30_word(int32_t u, int32_t one) {
   const uint32_t n = static_cast<uint32_t>(-(u >> 26));  // in [0, 32]
   const uint32_t uu = u32(u);
   const uint32_t i = (uu << 6) >> 27;
   const int32_t r6 = static_cast<int32_t>((uu << 11) >> 5);
   const int32_t z = smmulr(r6, kLn2Q30);
-  const int32_t t1 = smmulr(z * 4, kThirdQ30) + kOneQ30;
-  const int32_t t2 = smmulr(z * 2, t1) + kOneQ30;
+  const int32_t t1 = smmlar(z, 4 * kThirdQ30, one);
+  const int32_t t2 = smmlar(z * 2, t1, one);
   const int32_t d3 = smmulr(z * 4, t2);
   const int32_t tab = kExp2TableQ30[i];
-  const uint32_t val2 = u32(tab + smmulr(d3 * 4, tab)) << 1;  // 2 val, val in [2^30, 2^31)
-  // rounding_rshift(val, n) = (floor(2 val / 2^n) + 1) / 2; n = 32 gives 0.
-  return n > 31 ? 0 : static_cast<int32_t>(((val2 >> n) + 1) >> 1);
+  const uint32_t val2 = u32(smmlar(d3 * 4, tab, tab)) << 1;  // 2 val, val in [2^30, 2^31)
+  // rounding_rshift(val, n) = (floor(2 val / 2^n) + 1) / 2; n = 32 gives 0
+  // (a register shift by 32 clears).
+  uint32_t sh;
+  __asm__("lsr %0, %1, %2" : "=r"(sh) : "r"(val2), "r"(n));
+  return static_cast<int32_t>((sh + 1) >> 1);
 }
 
 int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
@@ -168,23 +241,46 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   const int64_t limit = int64_t{1} << (61 - (shift < 32 ? shift : 31));
   if (shift >= 32 || max_logit > limit || max_logit < -limit) return scalar::i8::exp_row(s, n, logit, max_logit, e);
   const int64_t start = (int64_t{1} << (shift - 1)) - static_cast<int64_t>(static_cast<uint64_t>(max_logit) << shift);
-  // u < INT32_MIN (2^u rounds to 0) exactly when the high word of the sum is
-  // below -2^(shift-1).
+  // Two passes, each with its constants in registers. First u, saturated to
+  // INT32_MIN (2^u rounds to 0) exactly when the high word of the sum is
+  // below -2^(shift-1), and for a dropped key.
   const int32_t floor_hi = -(int32_t{1} << (shift - 1));
-  int64_t sum = 0;
+  const uint32_t csh = 32 - static_cast<uint32_t>(shift);
   for (size_t j = 0; j < n; ++j) {
     const int32_t sj = s[j];
-    const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + -static_cast<int32_t>(u32(sj) >> 31));
+    const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + (sj >> 31));
     const int32_t hi = static_cast<int32_t>(x >> 32);
     const uint32_t lo = static_cast<uint32_t>(x);
-    const int32_t u = hi < floor_hi || sj == INT32_MIN
-                          ? INT32_MIN
-                          : static_cast<int32_t>((lo >> shift) | (u32(hi) << (32 - shift)));
-    const int32_t ej = exp2_q30_word(u);
-    e[j] = ej;
-    sum += ej;
+    e[j] = hi < floor_hi || sj == INT32_MIN ? INT32_MIN : static_cast<int32_t>((lo >> shift) | (u32(hi) << csh));
   }
-  return sum;
+  int32_t one = kOneQ30;
+  __asm__("" : "+r"(one));  // kept in a register across the loop
+  uint32_t sum_lo = 0, sum_hi = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t ej = exp2_q30_word(e[j], one);
+    e[j] = ej;
+    __asm__("adds %0, %0, %2\n\tadc %1, %1, #0" : "+r"(sum_lo), "+r"(sum_hi) : "r"(ej) : "cc");
+  }
+  return static_cast<int64_t>((uint64_t{sum_hi} << 32) | sum_lo);
+}
+
+// ---------------------------------------------------------------- probabilities
+
+// The scalar port's quotients (int8_fixed.h: a per-row reciprocal estimate
+// est, p or p - 1, and one exact test), the test as the sign of
+// Q = (est + 1) s - (e 2^15 + floor(s/2)) - 1 = est s + c - e 2^15,
+// c = s - floor(s/2) - 1: Q < 0 exactly when p = est + 1.
+void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
+  const ReciprocalQ15 q = reciprocal_q15(sum);
+  if (!q.exact) return reciprocal_divide(q, e, n, p);
+  const uint64_t c = q.s - q.half - 1;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t ej = u32(e[j]);
+    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
+    const uint32_t est = (hi + q.round) >> q.sh;
+    const uint64_t qq = static_cast<uint64_t>(est) * q.s + c - (static_cast<uint64_t>(ej) << 15);
+    p[j] = static_cast<int32_t>(est - static_cast<uint32_t>(static_cast<int32_t>(qq >> 32) >> 31));
+  }
 }
 
 // ---------------------------------------------------------------- weighted_sum
@@ -192,67 +288,89 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
 // Keys per pass: the stack buffer holds kPChunk / 2 pairs of weights.
 constexpr size_t kPChunk = 64;
 
+// acc[c..c+3] += four columns c of `pairs` (>= 1) pairs of rows from row
+// (rows ldv apart) against the packed weights at pw, for c = 0, 4, ... up to
+// end: per pair one weight word, two LDR, PKHBT/PKHTB, four SXTB16 and four
+// SMLAD. Out of line: weighted_sum calls it twice.
+__attribute__((noinline)) void pairs4(const uint32_t* pw, const int8_t* row, size_t ldv, size_t pairs, int32_t* acc,
+                                      const int32_t* end) {
+  int32_t a0, a1, a2, a3;
+  uint32_t w, x, y, l, n;
+  const uint32_t* pp;
+  const int8_t* r;
+  __asm__ volatile(
+      "2:\n\t"
+      "ldrd %[a0], %[a1], [%[acc]]\n\t"
+      "ldrd %[a2], %[a3], [%[acc], #8]\n\t"
+      "ldr %[n], %[pairs]\n\t"
+      "ldr %[pp], %[pw]\n\t"
+      "mov %[r], %[row]\n"
+      "1:\n\t"
+      "ldr %[w], [%[pp]], #4\n\t"
+      "ldr %[x], [%[r]]\n\t"
+      "ldr %[y], [%[r], %[ldv]]\n\t"
+      "add %[r], %[r], %[ldv], lsl #1\n\t"
+      "pkhbt %[l], %[x], %[y], lsl #16\n\t"
+      "pkhtb %[y], %[y], %[x], asr #16\n\t"
+      "sxtb16 %[x], %[l]\n\t"
+      "smlad %[a0], %[x], %[w], %[a0]\n\t"
+      "sxtb16 %[x], %[l], ror #8\n\t"
+      "smlad %[a1], %[x], %[w], %[a1]\n\t"
+      "sxtb16 %[x], %[y]\n\t"
+      "smlad %[a2], %[x], %[w], %[a2]\n\t"
+      "sxtb16 %[x], %[y], ror #8\n\t"
+      "smlad %[a3], %[x], %[w], %[a3]\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "strd %[a0], %[a1], [%[acc]], #8\n\t"
+      "strd %[a2], %[a3], [%[acc]], #8\n\t"
+      "adds %[row], %[row], #4\n\t"
+      "ldr %[w], %[end]\n\t"
+      "cmp %[acc], %[w]\n\t"
+      "bne 2b"
+      : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [pp] "=&r"(pp), [r] "=&r"(r), [n] "=&r"(n),
+        [w] "=&r"(w), [x] "=&r"(x), [y] "=&r"(y), [l] "=&r"(l), [row] "+r"(row), [acc] "+r"(acc)
+      : [ldv] "r"(ldv), [pairs] "m"(pairs), [pw] "m"(pw), [end] "m"(end)
+      : "cc", "memory");
+}
+
 void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
                   int32_t* acc) {
   // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j (modular; the final sums fit int32).
-  uint32_t sum_p = 0;
-  for (size_t j = 0; j < count; ++j) sum_p += u32(p[j]);
-  const int32_t start = static_cast<int32_t>(0u - u32(v_zero) * sum_p);
-  for (size_t c = 0; c < dv; ++c) acc[c] = start;
   const size_t blocked = dv & ~size_t{3};  // columns done four at a time
   uint32_t pw[kPChunk / 2];
   for (size_t j0 = 0; j0 < count; j0 += kPChunk) {
     const size_t len = count - j0 < kPChunk ? count - j0 : kPChunk;
     const size_t pairs = len / 2;
-    const bool odd = len % 2 != 0;
     const int32_t* pj = p + j0;
-    bool full = false;  // some p_j == kProbOne
-    for (size_t i = 0; i < len; ++i) full |= pj[i] == static_cast<int32_t>(kProbOne);
-    for (size_t i = 0; i < pairs; ++i) pw[i] = (u32(pj[2 * i]) & 0xFFFFu) | (u32(pj[2 * i + 1]) << 16);
-    // The odd last key pairs with itself at weight 0.
-    if (odd) pw[pairs] = u32(pj[len - 1]) & 0xFFFFu;
+    uint32_t sum_p = 0, bits = 0;  // bit 15 of bits: some p_j == kProbOne (the others are below)
+    for (size_t i = 0; i < len; ++i) {
+      const uint32_t a = u32(pj[i]);
+      sum_p += a;
+      bits |= a;
+    }
+    for (size_t i = 0; i < pairs; ++i) pw[i] = pack_low(u32(pj[2 * i]), u32(pj[2 * i + 1]));
+    // An odd last key pairs with the key before it (or itself, alone) at weight 0.
+    pw[pairs] = u32(pj[len - 1]) << 16;
+    const size_t back = len > 1 ? ldv : 0;
+    const int32_t corr = static_cast<int32_t>(0u - u32(v_zero) * sum_p);
     const int8_t* vj = v + j0 * ldv;
-    const size_t ldv2 = 2 * ldv;
-    for (size_t c = 0; c < blocked; c += 4) {
-      int32_t a0 = acc[c], a1 = acc[c + 1], a2 = acc[c + 2], a3 = acc[c + 3];
-      const int8_t* row = vj + c;
-      const uint32_t* pp = pw;
-      for (size_t i = pairs; i > 0; --i, row += ldv2) {
-        const uint32_t x = load4(row), y = load4(row + ldv);
-        const uint32_t w = *pp++;
-        const uint32_t lo = pack_low(x, y), hi = pack_high(x, y);  // (x0 x1 y0 y1), (x2 x3 y2 y3)
-        a0 = smlad(sxtb16(lo), w, a0);
-        a1 = smlad(sxtb16_ror8(lo), w, a1);
-        a2 = smlad(sxtb16(hi), w, a2);
-        a3 = smlad(sxtb16_ror8(hi), w, a3);
-      }
-      if (odd) {
-        const uint32_t x = load4(row);
-        const uint32_t w = *pp;
-        const uint32_t lo = pack_low(x, x), hi = pack_high(x, x);
-        a0 = smlad(sxtb16(lo), w, a0);
-        a1 = smlad(sxtb16_ror8(lo), w, a1);
-        a2 = smlad(sxtb16(hi), w, a2);
-        a3 = smlad(sxtb16_ror8(hi), w, a3);
-      }
-      acc[c] = a0;
-      acc[c + 1] = a1;
-      acc[c + 2] = a2;
-      acc[c + 3] = a3;
+    for (size_t c = 0; c < dv; ++c) acc[c] = static_cast<int32_t>(u32(corr) + (j0 ? u32(acc[c]) : 0u));
+    if (blocked) {
+      if (pairs) pairs4(pw, vj, ldv, pairs, acc, acc + blocked);
+      if (len % 2) pairs4(pw + pairs, vj + (len - 1) * ldv - back, back, 1, acc, acc + blocked);
     }
-    // kProbOne entered as -2^15: add 2^16 v back (modular).
-    if (full) {
+    // The last 0..3 columns, one at a time; and if some p_j == kProbOne, which
+    // entered the columns before as -2^15, 2^16 v_jc added back to those
+    // (modular).
+    for (size_t c = bits & kProbOne ? 0 : blocked; c < dv; ++c) {
+      uint32_t a = u32(acc[c]);
       for (size_t i = 0; i < len; ++i) {
-        if (pj[i] != static_cast<int32_t>(kProbOne)) continue;
-        const int8_t* vi = vj + i * ldv;
-        for (size_t c = 0; c < blocked; ++c) acc[c] = static_cast<int32_t>(u32(acc[c]) + (u32(vi[c]) << 16));
+        uint32_t w = u32(pj[i]);
+        if (c < blocked) w = w == kProbOne ? 0x10000u : 0u;
+        a += w * u32(vj[i * ldv + c]);
       }
-    }
-    // The last 0..3 columns, one at a time.
-    for (size_t c = blocked; c < dv; ++c) {
-      int32_t a = acc[c];
-      for (size_t i = 0; i < len; ++i) a = static_cast<int32_t>(u32(a) + u32(pj[i]) * u32(vj[i * ldv + c]));
-      acc[c] = a;
+      acc[c] = static_cast<int32_t>(a);
     }
   }
 }
@@ -261,32 +379,31 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
 
 void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y) {
   const int32_t m = output.multiplier;
-  if (output.shift <= 32 || m <= 0) {  // not from plan_int8 at any real scale ratio below 2^14
+  if (output.shift <= 32 || output.shift > 54 || m <= 0) {  // not from plan_int8 at ordinary scale ratios
     scalar::i8::requantize(acc, n, output, y_zero, y);
     return;
   }
-  // x = acc m = H 2^32 + L (one SMULL), shift = 32 + k, k >= 1:
-  // rounding_rshift(x, shift) = (H + 2^(k-1) - [x < 0 and L == 0]) >> k
-  // (mve_i8.cc's requantize), then SSAT clamps to int8.
+  // x = acc m, shift = 32 + k, 1 <= k <= 22: rounding_rshift(x, shift) + zy
+  // = (x + (2^(k-1) + zy 2^k) 2^32 - [x < 0]) >> shift, the sum formed by one
+  // SMLAL on the high word 2^(k-1) + zy 2^k - [a < 0] (|.| < 2^30) and the
+  // low word -[a < 0]; SSAT clamps to int8.
   const int k = output.shift - 32;
-  const int32_t half = int32_t{1} << (k - 1);
+  const int32_t base = (int32_t{1} << (k - 1)) + static_cast<int32_t>(u32(y_zero) << k);
   for (size_t c = 0; c < n; ++c) {
     const int32_t a = acc[c];
-    const int64_t x = int64_t{a} * m;
-    const int32_t hi = static_cast<int32_t>(x >> 32);
-    const bool tie = a < 0 && static_cast<uint32_t>(x) == 0;
-    const int32_t v = (hi + half - (tie ? 1 : 0)) >> k;
-    y[c] = static_cast<int8_t>(__ssat(v + y_zero, 8));
+    int32_t lo = a >> 31, hi = base + lo;
+    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(m));
+    y[c] = static_cast<int8_t>(__ssat(hi >> k, 8));
   }
 }
 
-// The scalar table with the kernels above (probabilities stays the scalar
-// port's, as the top of this file says).
+// The scalar table with the kernels above.
 constexpr KernelsI8 make_table() {
   KernelsI8 t = scalar::table_i8("dsp");
   t.simd_target = simd_target;
   t.scores = scores;
   t.exp_row = exp_row;
+  t.probabilities = probabilities;
   t.weighted_sum = weighted_sum;
   t.requantize = requantize;
   return t;
