@@ -204,7 +204,8 @@ tinyattn_status kv_attend(tinyattn_kv_cache* cache, const T* q, T* y, size_t n, 
   const Workspace ws = kv_workspace(cache);
   if constexpr (!std::is_same<T, int8_t>::value) {
     // RoPE: the rotated queries, after the forward's workspace (set_rope checked the room).
-    if (rope.on && q != nullptr && n != 0 && n <= s.max_new && n <= cache->position_) {
+    // A q off its alignment goes through unrotated, for the forward to refuse.
+    if (rope.on && q != nullptr && aligned_for<T>(q) && n != 0 && n <= s.max_new && n <= cache->position_) {
       unsigned char* end = static_cast<unsigned char*>(ws.data) + ws.bytes;
       T* rotated = reinterpret_cast<T*>(end + (alignof(T) - reinterpret_cast<uintptr_t>(end) % alignof(T)) % alignof(T));
       detail::kv_cache_copy(q, rotated, s.hq * n * s.dk);

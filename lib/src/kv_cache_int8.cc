@@ -276,6 +276,9 @@ template <class IO>
 Status int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
                    Workspace ws, const IO* q, IO* y, size_t n, const Options& options) {
   if (q == nullptr || y == nullptr || ws.data == nullptr) return Status::kNullPointer;
+  // From C the pointers may be off their type's alignment: refused, as the forwards do.
+  if (reinterpret_cast<uintptr_t>(q) % alignof(IO) != 0 || reinterpret_cast<uintptr_t>(y) % alignof(IO) != 0)
+    return Status::kMisaligned;
   if (n == 0 || n > s.max_new || n > position) return Status::kBadDimension;
   if (options.scale && !std::isfinite(*options.scale)) return Status::kBadScale;
   if (options.softcap && !(*options.softcap > 0.0f && std::isfinite(*options.softcap))) return Status::kBadScale;

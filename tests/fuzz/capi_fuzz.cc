@@ -10,7 +10,13 @@
 // schemes and plans, workspaces of any claimed size, and each pointer null,
 // valid, off alignment or moved onto another buffer, inside one pool whose
 // gaps are guard bytes. Tensor values come from ordinary numbers and from
-// NaN/inf/FLT_MAX/subnormals.
+// NaN/inf/FLT_MAX/subnormals. The KV cache: configs with any field (a dtype
+// outside the enum, zero or huge extents, heads that do not divide, any
+// window and sinks, max_new 0, extents at the int8 storage's limits) through
+// the size queries and init with buffers of any claimed size, and sequences
+// of calls on one cache (init again, appends and attends through each
+// dtype's functions with any n, set_rope with any rope, reset), sometimes on
+// a {0} cache; apply_rope with any rope, extents and first position.
 //
 // Invariants checked (a violation traps, which libFuzzer reports as a crash):
 //  * the status is a tinyattn_status value;
@@ -27,7 +33,14 @@
 //    tolerances, softmax rows with the weights', backward gradients within
 //    2e-5 of the magnitude of their terms (backward_term_scales);
 //  * size functions equal the C++ formulas and the macros, names are never
-//    null, conversions are the C++ ones, the self-tests pass.
+//    null, conversions are the C++ ones, the self-tests pass;
+//  * KV cache: each status is the one tinyattn_c.h gives or, past the C
+//    API's own checks, the C++ core's (tinyattn/kv_cache.h's detail::
+//    kv_cache_* and kv_int8_*, which KvCache runs) on a copy of the pool
+//    laid out as tinyattn_c.h describes, and an accepted call writes the
+//    same bytes; a refused one leaves the cache struct and the pool as they
+//    were (but the workspace, scratch a call may use before it refuses);
+//    length, position, keys and values follow; RoPE as C++'s apply_rope.
 // Built two ways: with libFuzzer (TINYATTN_FUZZ, clang) and as a replay
 // program over the committed corpus (every host build, tests/fuzz/suite.cmake).
 #include <cfloat>
@@ -35,11 +48,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "fuzz_input.h"
+#include "tinyattn/kv_cache.h"
 #include "tinyattn/reference.h"
+#include "tinyattn/rope.h"
 #include "tinyattn/tinyattn.h"
 #include "tinyattn/tinyattn_c.h"
 
@@ -181,6 +198,7 @@ class Pool {
   }
   unsigned char* ptr(int b) { return base() + at_[b]; }
   size_t offset(int b) const { return at_[b]; }
+  size_t size(int b) const { return size_[b]; }
   size_t bytes() const { return total_; }
 
  private:
@@ -397,6 +415,15 @@ size_t any_ws_bytes(Bytes& in, size_t need) {
 // The whole pool is byte-identical (a rejected call).
 bool unchanged(Pool& p, const std::vector<unsigned char>& before) {
   return std::memcmp(p.base(), before.data(), p.bytes()) == 0;
+}
+
+// The same, but for buffer b (a KV cache's workspace: its scratch, which a
+// call may use before it refuses, e.g. int8 storage converting the rows it
+// then finds it cannot hold).
+bool unchanged_but(Pool& p, const std::vector<unsigned char>& before, int b) {
+  const size_t at = p.offset(b), end = at + p.size(b);
+  return std::memcmp(p.base(), before.data(), at) == 0 &&
+         std::memcmp(p.base() + end, before.data() + end, p.bytes() - end) == 0;
 }
 
 void require_status(tinyattn_status s) {
@@ -1142,11 +1169,588 @@ void fuzz_selftest(Bytes& in) {
   else FUZZ_REQUIRE(report.passed == 1 && report.count > 0 && report.failures == 0);
 }
 
+// ---- KV cache and RoPE ----------------------------------------------------------
+
+namespace kvd = tinyattn::detail;
+using tinyattn::half;
+
+tinyattn_status to_c(Status s) { return static_cast<tinyattn_status>(static_cast<int>(s)); }
+
+// A dtype's element and scale bytes (0 outside the enum), written apart from
+// lib/src/c_api_kv.cc: what tinyattn_c.h says each dtype stores.
+size_t kv_element_bytes(int32_t dtype) {
+  switch (dtype) {
+    case TINYATTN_KV_F32: return 4;
+    case TINYATTN_KV_F16: return 2;
+    case TINYATTN_KV_I8:
+    case TINYATTN_KV_I8_SCALED:
+    case TINYATTN_KV_I8_SCALED_F16: return 1;
+    default: return 0;
+  }
+}
+size_t kv_scale_bytes(int32_t dtype) {
+  return dtype == TINYATTN_KV_I8_SCALED ? 4 : dtype == TINYATTN_KV_I8_SCALED_F16 ? 2 : 0;
+}
+bool kv_scaled(int32_t dtype) { return kv_scale_bytes(dtype) != 0; }
+
+// The C++ KvCache's template arguments for a C config (max_new 0 means 1).
+kvd::KvCacheShape kv_shape_of(const tinyattn_kv_cache_config& c) {
+  return kvd::KvCacheShape{c.hq, c.hkv, c.dk, c.dv, c.capacity, c.max_new == 0 ? 1 : c.max_new, c.window, c.sinks};
+}
+
+// The C++ sizes: KvCache's slots from an aligned address (one alignment of
+// slack), and its forward's workspace for max_new queries plus a ring's
+// keep-bit rows (int8 storage: its own scratch). Storage in 64 bits: the
+// extents are <= kMaxDim once the shape is valid.
+uint64_t kv_storage_need(const kvd::KvCacheShape& s, int32_t dtype) {
+  return uint64_t{s.hkv} * s.capacity * ((uint64_t{s.dk} + s.dv) * kv_element_bytes(dtype) + 2 * kv_scale_bytes(dtype)) +
+         tinyattn::kWorkspaceAlign;
+}
+size_t kv_keep_bytes(const kvd::KvCacheShape& s, int32_t dtype) {
+  return s.window != 0 && !kv_scaled(dtype) ? s.max_new * tinyattn::keep_bits_row_bytes(s.capacity) : 0;
+}
+size_t kv_forward_need(const kvd::KvCacheShape& s, int32_t dtype) {
+  if (kv_scaled(dtype)) return kvd::kv_int8_workspace_bytes(s);
+  const Dims d = kvd::kv_cache_dims(s, s.max_new);
+  return dtype == TINYATTN_KV_I8    ? kvd::KvCacheForward<int8_t>::workspace_bytes(d)
+         : dtype == TINYATTN_KV_F16 ? kvd::KvCacheForward<half>::workspace_bytes(d)
+                                    : kvd::KvCacheForward<float>::workspace_bytes(d);
+}
+size_t kv_workspace_need(const kvd::KvCacheShape& s, int32_t dtype) {
+  return kv_forward_need(s, dtype) + kv_keep_bytes(s, dtype);
+}
+size_t kv_rope_need(const tinyattn_kv_cache_config& c) {
+  return TINYATTN_KV_CACHE_ROPE_BYTES(c.hq, c.max_new, c.dk, raw(c.dtype));
+}
+
+// What init says of a config alone (tinyattn_c.h's statuses): a dtype outside
+// the enum, the C++ cache's shape rules, int8 storage's limits, and slots no
+// object here could hold.
+tinyattn_status kv_config_expect(const tinyattn_kv_cache_config& c) {
+  const int32_t dtype = raw(c.dtype);
+  if (kv_element_bytes(dtype) == 0) return TINYATTN_UNSUPPORTED;
+  const kvd::KvCacheShape s = kv_shape_of(c);
+  if (const Status st = kvd::kv_cache_validate(s); st != Status::kOk) return to_c(st);
+  if (kv_scaled(dtype) && (s.dk > tinyattn::kMaxDkInt8 || s.capacity >= tinyattn::kMaxMInt8))
+    return TINYATTN_BAD_DIMENSION;
+  return kv_storage_need(s, dtype) <= static_cast<uint64_t>(PTRDIFF_MAX) ? TINYATTN_OK : TINYATTN_BAD_DIMENSION;
+}
+
+// Whether two claimed byte ranges share a byte.
+bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x <= y ? y - x < a_bytes : x - y < b_bytes;
+}
+
+// A config whose every field comes from the input: a dtype outside the enum,
+// heads that do not divide, zero or huge widths, max_new 0 (one) or past the
+// capacity, windows and sinks that fit or not. With `limits`, extents no
+// buffer here holds: capacities and widths at and past the dims' and int8
+// storage's limits, windows and sinks at the ring's exact fit or any value.
+void any_kv_config(Bytes& in, bool limits, tinyattn_kv_cache_config* out) {
+  tinyattn_kv_cache_config& c = *out;
+  std::memset(&c, 0, sizeof c);
+  any_enum_field(in, &c.dtype, 5);
+  c.hkv = in.range(1, 2);
+  c.hq = c.hkv * in.range(1, 2);
+  const uint8_t heads = in.u8();
+  if (heads >= 250) c.hq = 3, c.hkv = 2;
+  else if (heads >= 247) c.hq = 0;
+  else if (heads >= 244) c.hkv = 0;
+  else if (heads >= 242) c.hq = tinyattn::kMaxDim + 1;
+  c.dk = any_dim(in, 1, 18);
+  c.dv = any_dim(in, 1, 10);
+  c.capacity = fault(in, 8) ? 0 : in.range(1, 24);
+  c.max_new = fault(in, 48) ? 0 : fault(in, 16) ? c.capacity + in.range(1, 2) : in.range(1, 4);
+  const size_t mn = c.max_new == 0 ? 1 : c.max_new;
+  c.window = in.chance(96) ? in.range(1, c.capacity + 2) : 0;
+  if (c.window != 0 && in.chance(64) && c.capacity >= mn) c.window = c.capacity - mn + 1;  // the exact fit
+  c.sinks = fault(in, 48) ? in.range(0, 5) : 0;
+  if (!limits) return;
+  const size_t int8_m = tinyattn::kMaxMInt8, int8_dk = tinyattn::kMaxDkInt8, dim = tinyattn::kMaxDim;
+  const size_t capacities[] = {dim, dim + 1, dim - 1, int8_m - 1, int8_m, SIZE_MAX, static_cast<size_t>(in.u32())};
+  const size_t widths[] = {int8_dk, int8_dk + 1, dim, dim + 1, SIZE_MAX};
+  if (fault(in, 96)) c.capacity = capacities[in.u8() % 7];
+  if (fault(in, 48)) c.dk = widths[in.u8() % 5];
+  if (fault(in, 32)) c.dv = widths[in.u8() % 5];
+  if (fault(in, 32)) c.hkv = c.hq = in.chance(128) ? dim : dim + 1;
+  const size_t maxnews[] = {c.capacity, c.capacity + 1, SIZE_MAX, dim};
+  if (fault(in, 48)) c.max_new = maxnews[in.u8() % 4];
+  const size_t m = c.max_new == 0 ? 1 : c.max_new;
+  const size_t fit = c.capacity >= m ? c.capacity - m + 1 : 0;
+  const size_t windows[] = {fit, fit + 1, SIZE_MAX, static_cast<size_t>(in.u32())};
+  if (fault(in, 64)) c.window = windows[in.u8() % 4];
+  const size_t sinks[] = {fit > c.window ? fit - c.window : 0, c.capacity, SIZE_MAX, static_cast<size_t>(in.u32())};
+  if (fault(in, 48)) c.sinks = sinks[in.u8() % 4];
+}
+
+// A claimed buffer size around its need (sizes below it are refused).
+size_t any_claim(Bytes& in, size_t need, size_t slack) {
+  const uint8_t kind = static_cast<uint8_t>(255 - in.u8());
+  if (kind < 12) return need == 0 ? 0 : need - 1 - in.range(0, need - 1);
+  if (kind < 16) return 0;
+  if (kind < 22) return SIZE_MAX;
+  if (kind < 40) return need + in.range(0, slack);
+  if (kind < 52) return need + slack;
+  return need;
+}
+
+// A C cache and the C++ run-time core it must equal (KvCache's code over the
+// same extents, tinyattn/kv_cache.h's detail::kv_cache_*), the core on the
+// twin pool: its slots, workspace, position and RoPE, from the documented
+// layout (scales, keys, values from an aligned address; a ring's keep-bit
+// rows, the forward's workspace, the rotated queries).
+struct KvModel {
+  bool ready = false;
+  int32_t dtype = 0;
+  kvd::KvCacheShape s{};
+  unsigned char* keys = nullptr;  // in the twin pool
+  unsigned char* values = nullptr;
+  unsigned char* key_scales = nullptr;
+  unsigned char* value_scales = nullptr;
+  unsigned char* ws = nullptr;
+  size_t ws_claim = 0;
+  size_t position = 0;
+  kvd::KvRope rope;
+  size_t rope_bytes = 0;  // what a rope needs past the workspace
+
+  void init(const tinyattn_kv_cache_config& c, unsigned char* storage, unsigned char* workspace, size_t claim) {
+    ready = true;
+    dtype = raw(c.dtype);
+    s = kv_shape_of(c);
+    const auto p = reinterpret_cast<uintptr_t>(storage);
+    unsigned char* base = storage + (tinyattn::kWorkspaceAlign - p % tinyattn::kWorkspaceAlign) % tinyattn::kWorkspaceAlign;
+    const size_t scale = kv_scale_bytes(dtype), slots = s.hkv * s.capacity;
+    key_scales = scale ? base : nullptr;
+    value_scales = scale ? base + slots * scale : nullptr;
+    keys = base + 2 * slots * scale;
+    values = keys + slots * s.dk * kv_element_bytes(dtype);
+    ws = workspace;
+    ws_claim = claim;
+    position = 0;
+    rope = kvd::KvRope{};
+    rope_bytes = kv_rope_need(c);
+  }
+  kvd::KvInt8Slots int8_slots() const {
+    return kvd::KvInt8Slots{reinterpret_cast<int8_t*>(keys), reinterpret_cast<int8_t*>(values), key_scales,
+                            value_scales, dtype == TINYATTN_KV_I8_SCALED_F16};
+  }
+  tinyattn::Workspace forward_ws() const {
+    const size_t keep = kv_keep_bytes(s, dtype);
+    return tinyattn::Workspace{ws + keep, kv_forward_need(s, dtype)};
+  }
+
+  // append through the core; T: the elements of the C call.
+  template <class T>
+  Status append(const T* k, const T* v, size_t n) {
+    if constexpr (std::is_same<T, float>::value) {
+      if (kv_scaled(dtype))
+        return kvd::kv_int8_append(s, int8_slots(), position, k, v, n, rope, tinyattn::Workspace{ws, kv_forward_need(s, dtype)});
+    }
+    return kvd::kv_cache_append(s, reinterpret_cast<T*>(keys), reinterpret_cast<T*>(values), position, k, v, n, rope);
+  }
+
+  // attend through the core: the queries rotated first (RoPE) into the
+  // room past the forward's workspace, as tinyattn_c.h lays it out.
+  template <class T, class... Extra>
+  Status attend(const T* q, T* y, size_t n, const Extra&... extra) {
+    if constexpr (std::is_same<T, float>::value) {
+      if (kv_scaled(dtype))
+        return kvd::kv_int8_attend(s,
+                                   kvd::KvInt8View{reinterpret_cast<const int8_t*>(keys),
+                                                   reinterpret_cast<const int8_t*>(values), key_scales, value_scales,
+                                                   dtype == TINYATTN_KV_I8_SCALED_F16},
+                                   rope, position, tinyattn::Workspace{ws, kv_forward_need(s, dtype)}, q, y, n,
+                                   extra...);
+    }
+    const tinyattn::Workspace fws = forward_ws();
+    if constexpr (!std::is_same<T, int8_t>::value) {
+      // The documented contract: a q off its alignment is the forward's to refuse.
+      if (rope.on && q != nullptr && reinterpret_cast<uintptr_t>(q) % alignof(T) == 0 && n != 0 &&
+          n <= s.max_new && n <= position) {
+        unsigned char* end = static_cast<unsigned char*>(fws.data) + fws.bytes;
+        T* rotated = reinterpret_cast<T*>(end + (alignof(T) - reinterpret_cast<uintptr_t>(end) % alignof(T)) % alignof(T));
+        std::memcpy(rotated, q, s.hq * n * s.dk * sizeof(T));
+        for (size_t h = 0; h < s.hq; ++h)
+          for (size_t i = 0; i < n; ++i) kvd::kv_rope_key(rope, rotated + (h * n + i) * s.dk, position - n + i);
+        q = rotated;
+      }
+    }
+    return kvd::kv_cache_attend(s, reinterpret_cast<const T*>(keys), reinterpret_cast<const T*>(values), position, fws,
+                                ws, s.window != 0 ? s.max_new : 0, q, y, n, extra...);
+  }
+};
+
+// The accessors of a C cache against the model (the C cache's pointers in
+// the first pool, the model's in the twin).
+void kv_check_accessors(const tinyattn_kv_cache* cache, const KvModel& m, Pool& p, Pool& p2) {
+  if (!m.ready) {
+    FUZZ_REQUIRE(tinyattn_kv_cache_length(cache) == 0 && tinyattn_kv_cache_position(cache) == 0);
+    FUZZ_REQUIRE(tinyattn_kv_cache_keys(cache) == nullptr && tinyattn_kv_cache_values(cache) == nullptr);
+    return;
+  }
+  FUZZ_REQUIRE(tinyattn_kv_cache_position(cache) == m.position);
+  FUZZ_REQUIRE(tinyattn_kv_cache_length(cache) == kvd::kv_cache_size(m.s, m.position));
+  FUZZ_REQUIRE(tinyattn_kv_cache_keys(cache) == twin(m.keys, p2, p));
+  FUZZ_REQUIRE(tinyattn_kv_cache_values(cache) == twin(m.values, p2, p));
+  FUZZ_REQUIRE(tinyattn_kv_cache_length(nullptr) == 0 && tinyattn_kv_cache_position(nullptr) == 0);
+  FUZZ_REQUIRE(tinyattn_kv_cache_keys(nullptr) == nullptr && tinyattn_kv_cache_values(nullptr) == nullptr);
+}
+
+// Config fields through the size queries, the macros and init, with buffers
+// of any claimed size (init only records them; nothing is appended here).
+void fuzz_kv_config(Bytes& in) {
+  tinyattn_kv_cache_config c;
+  any_kv_config(in, true, &c);
+  const tinyattn_status want = kv_config_expect(c);
+  const kvd::KvCacheShape s = kv_shape_of(c);
+  const int32_t dtype = raw(c.dtype);
+  const size_t storage = tinyattn_kv_cache_storage_bytes(&c), workspace = tinyattn_kv_cache_workspace_bytes(&c);
+  FUZZ_REQUIRE(tinyattn_kv_cache_storage_bytes(nullptr) == 0 && tinyattn_kv_cache_workspace_bytes(nullptr) == 0);
+  if (want != TINYATTN_OK) {
+    FUZZ_REQUIRE(storage == 0 && workspace == 0);
+  } else {
+    FUZZ_REQUIRE(storage == kv_storage_need(s, dtype) && workspace == kv_workspace_need(s, dtype));
+    // The macros, where size_t holds their terms on any target.
+    if (s.capacity <= 4096 && s.dk <= 4096 && s.dv <= 4096 && s.max_new <= 64 && s.hq <= 64) {
+      FUZZ_REQUIRE(storage == TINYATTN_KV_CACHE_BYTES(c.hkv, c.capacity, c.dk, c.dv, dtype));
+      FUZZ_REQUIRE(workspace == TINYATTN_KV_CACHE_WORKSPACE_BYTES(c.capacity, c.dk, c.dv, c.max_new, c.window, dtype));
+      const size_t rope = dtype == TINYATTN_KV_F32 || dtype == TINYATTN_KV_F16
+                              ? c.hq * s.max_new * c.dk * kv_element_bytes(dtype) + sizeof(float)
+                              : 0;
+      FUZZ_REQUIRE(kv_rope_need(c) == rope);
+    }
+  }
+
+  // init: null arguments, claimed sizes around the need, buffers that overlap.
+  Pool p;
+  const int bs = p.add(256), bw = p.add(256);
+  p.shuffle(in);
+  p.allocate();
+  const size_t s_need = want == TINYATTN_OK ? storage : 64, w_need = want == TINYATTN_OK ? workspace : 64;
+  const size_t s_claim = any_claim(in, s_need, 64), w_claim = any_claim(in, w_need, 64);
+  void* st = pick<void>(in, p, bs);
+  void* ws = fault(in, 16) ? st : pick<void>(in, p, bw);
+  tinyattn_kv_cache cache;
+  if (in.chance(128)) std::memset(&cache, 0, sizeof cache);
+  else std::memset(&cache, 0xC3, sizeof cache);
+  const tinyattn_kv_cache_config* cfg = fault(in, 8) ? nullptr : &c;
+  tinyattn_kv_cache* cache_arg = fault(in, 8) ? nullptr : &cache;
+  const tinyattn_kv_cache saved = cache;
+  std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
+  const tinyattn_status got = tinyattn_kv_cache_init(cache_arg, cfg, st, s_claim, ws, w_claim);
+  require_status(got);
+  FUZZ_REQUIRE(unchanged(p, before));  // init writes no buffer
+  tinyattn_status expect = want;
+  if (!cache_arg || !cfg || !st || !ws) expect = TINYATTN_NULL_POINTER;
+  else if (want == TINYATTN_OK && (s_claim < storage || w_claim < workspace)) expect = TINYATTN_WORKSPACE_TOO_SMALL;
+  else if (want == TINYATTN_OK && ranges_overlap(st, s_claim, ws, w_claim)) expect = TINYATTN_ALIASING;
+  FUZZ_REQUIRE(got == expect);
+  if (got != TINYATTN_OK) {
+    FUZZ_REQUIRE(std::memcmp(&cache, &saved, sizeof cache) == 0);
+    return;
+  }
+  KvModel m;
+  m.init(c, static_cast<unsigned char*>(st), static_cast<unsigned char*>(ws), w_claim);
+  kv_check_accessors(&cache, m, p, p);
+  // set_rope reads only the claimed sizes: its statuses on this fresh cache.
+  tinyattn_rope rope = TINYATTN_ROPE_DEFAULT;
+  rope.rotary_dim = in.chance(128) ? 0 : static_cast<uint32_t>(in.range(0, 20));
+  const tinyattn_status r = tinyattn_kv_cache_set_rope(&cache, &rope, in.u32());
+  tinyattn::Rope cr;
+  cr.rotary_dim = rope.rotary_dim;
+  const tinyattn_status r_want = dtype == TINYATTN_KV_I8                      ? TINYATTN_UNSUPPORTED
+                                 : w_claim - workspace < m.rope_bytes          ? TINYATTN_WORKSPACE_TOO_SMALL
+                                                                               : to_c(tinyattn::validate(cr, c.dk));
+  FUZZ_REQUIRE(r == r_want);
+  FUZZ_REQUIRE(tinyattn_kv_cache_reset(&cache) == TINYATTN_OK);
+  kv_check_accessors(&cache, m, p, p);
+}
+
+// A rope whose every field comes from the input.
+void any_rope(Bytes& in, size_t dim, tinyattn_rope* out) {
+  std::memset(out, 0, sizeof *out);
+  const uint8_t t = in.u8();
+  out->theta = t < 96 ? 10000.0f : t < 128 ? 5e5f : t < 144 ? 1.0f : t < 160 ? 0.999f : any_float(in);
+  const uint8_t r = in.u8();
+  const uint32_t half_dim = static_cast<uint32_t>(dim / 2 > 64 ? 64 : dim / 2);
+  out->rotary_dim = r < 112 ? 0 : r < 200 ? 2 * static_cast<uint32_t>(in.range(0, half_dim))
+                                : r < 224 ? static_cast<uint32_t>(2 * in.range(0, half_dim) + 1)
+                                : r < 240 ? static_cast<uint32_t>(dim + 2)
+                                          : in.u32();
+  any_enum_field(in, &out->style, 2);
+}
+tinyattn::Rope rope_of(const tinyattn_rope& c) {
+  tinyattn::Rope r;
+  r.theta = c.theta;
+  r.rotary_dim = c.rotary_dim;
+  r.style = static_cast<tinyattn::RopeStyle>(raw(c.style));
+  return r;
+}
+bool rope_style_in_range(const tinyattn_rope& c) {
+  return raw(c.style) == TINYATTN_ROPE_HALF_SPLIT || raw(c.style) == TINYATTN_ROPE_INTERLEAVED;
+}
+
+void fuzz_apply_rope(Bytes& in) {
+  const bool f16 = in.chance(128);
+  const size_t heads = any_dim(in, 1, 3), n = any_dim(in, 1, 6), dim = any_dim(in, 1, 24);
+  const uint8_t at = in.u8();
+  const size_t first = at < 160 ? in.range(0, 100) : at < 200 ? SIZE_MAX - in.range(0, 8) : at < 230 ? in.u32()
+                                                                                             : (size_t{1} << 31) + in.u32();
+  tinyattn_rope rope;
+  any_rope(in, dim, &rope);
+  // The buffer holds any tensor a call may accept (every extent valid is small here).
+  const bool valid = heads <= 3 && n <= 6 && dim <= 24 && heads > 0 && n > 0 && dim > 0;
+  const size_t elems = valid ? heads * n * dim : 16;
+  Pool p;
+  const int bx = p.add(elems * 4);
+  p.shuffle(in);
+  p.allocate();
+  put_tensor(in, p, bx, elems, fault(in, 48), in.u32(), f16 ? Storage::kF16 : Storage::kF32);
+  void* x = pick<void>(in, p, bx);
+  const tinyattn_rope* rope_arg = fault(in, 4) ? nullptr : &rope;
+  Pool p2 = p;
+  std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
+  std::memcpy(p2.base(), before.data(), p.bytes());
+  const tinyattn_status s = f16 ? tinyattn_apply_rope_f16(rope_arg, static_cast<uint16_t*>(x), heads, n, dim, first)
+                                : tinyattn_apply_rope(rope_arg, static_cast<float*>(x), heads, n, dim, first);
+  require_status(s);
+  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
+  if (!rope_arg) {
+    FUZZ_REQUIRE(s == TINYATTN_NULL_POINTER);
+    return;
+  }
+  if (!rope_style_in_range(rope)) {
+    FUZZ_REQUIRE(s != TINYATTN_OK);
+    return;
+  }
+  void* x2 = twin(x, p, p2);
+  const tinyattn::Rope cr = rope_of(rope);
+  const Status cs = f16 ? tinyattn::apply_rope(cr, static_cast<half*>(x2), heads, n, dim, first)
+                        : tinyattn::apply_rope(cr, static_cast<float*>(x2), heads, n, dim, first);
+  FUZZ_REQUIRE(static_cast<int>(s) == static_cast<int>(cs));
+  if (s == TINYATTN_OK) FUZZ_REQUIRE(std::memcmp(p.base(), p2.base(), p.bytes()) == 0);
+}
+
+// The int8 plans of a small config: plan_int8's for scales of 1/32, or any bytes.
+void kv_plans(Bytes& in, const tinyattn_kv_cache_config& c, tinyattn_int8_head_plan* plans, size_t capacity) {
+  static const float scale = 1.0f / 32;
+  static const int32_t zero = 0;
+  tinyattn_int8_scheme scheme;
+  std::memset(&scheme, 0, sizeof scheme);
+  scheme.q = scheme.k = scheme.v = scheme.y = tinyattn_quant_params{&scale, &zero, 1};
+  const tinyattn_dims d = TINYATTN_DIMS_HEADS(1, c.capacity, c.dk, c.dv, c.hq, c.hkv);
+  if (fault(in, 24) || tinyattn_plan_int8(&d, &scheme, plans, capacity) != TINYATTN_OK)
+    for (size_t x = 0; x < capacity * sizeof *plans; ++x) reinterpret_cast<unsigned char*>(plans)[x] = in.u8();
+}
+
+// Sequences of calls on one cache: init (again), appends and attends through
+// each dtype's functions (past max_new, past the capacity, n above the
+// tokens appended), set_rope with any rope, reset; sometimes on a {0} cache
+// that init never accepted. Every call against the C++ core on the twin pool.
+void fuzz_kv_sequence(Bytes& in) {
+  tinyattn_kv_cache_config c;
+  any_kv_config(in, false, &c);
+  const int32_t dtype = raw(c.dtype);
+  const bool ok = kv_config_expect(c) == TINYATTN_OK;
+  const kvd::KvCacheShape s = kv_shape_of(c);
+  // Buffers for the config when init may accept it, small ones otherwise.
+  const size_t s_need = ok ? static_cast<size_t>(kv_storage_need(s, dtype)) : 64;
+  const size_t w_need = ok ? kv_workspace_need(s, dtype) : 64, rope_need = ok ? kv_rope_need(c) : 0;
+  const size_t hq = ok ? s.hq : 1, hkv = ok ? s.hkv : 1, dk = ok ? s.dk : 1, dv = ok ? s.dv : 1;
+  const size_t mn = ok ? s.max_new : 1;
+  Pool p;
+  const int bs = p.add(s_need), bw = p.add(w_need + rope_need);
+  const int bk = p.add(hkv * mn * dk * 4), bv = p.add(hkv * mn * dv * 4);
+  const int bq = p.add(hq * mn * dk * 4), by = p.add(hq * mn * dv * 4);
+  p.shuffle(in);
+  p.allocate();
+  Pool p2 = p;
+  std::memcpy(p2.base(), p.base(), p.bytes());
+
+  tinyattn_kv_cache cache;
+  std::memset(&cache, 0, sizeof cache);
+  KvModel m;
+  tinyattn_int8_head_plan plans[6];
+  std::memset(plans, 0, sizeof plans);
+  const size_t ops = in.range(1, 12);
+  for (size_t op = 0; op < ops; ++op) {
+    const uint8_t kind = op == 0 && !fault(in, 16) ? 0 : static_cast<uint8_t>(in.u8() % 8);
+    const tinyattn_kv_cache saved = cache;
+    std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
+    tinyattn_status got = TINYATTN_OK;
+    bool scratch = false;  // the call may use the workspace
+    if (kind == 0) {  // init
+      // The workspace: often with the room RoPE needs.
+      const size_t s_claim = any_claim(in, s_need, 64);
+      const size_t w_claim = in.chance(128) ? w_need + rope_need : any_claim(in, w_need, rope_need);
+      void* st = pick<void>(in, p, bs);
+      void* ws = pick<void>(in, p, bw);
+      const bool null_cache = fault(in, 4), null_config = fault(in, 4);
+      got = tinyattn_kv_cache_init(null_cache ? nullptr : &cache, null_config ? nullptr : &c, st, s_claim, ws, w_claim);
+      tinyattn_status expect = kv_config_expect(c);
+      if (null_cache || null_config || !st || !ws) expect = TINYATTN_NULL_POINTER;
+      else if (expect == TINYATTN_OK && (s_claim < s_need || w_claim < w_need)) expect = TINYATTN_WORKSPACE_TOO_SMALL;
+      else if (expect == TINYATTN_OK && ranges_overlap(st, s_claim, ws, w_claim)) expect = TINYATTN_ALIASING;
+      FUZZ_REQUIRE(got == expect);
+      // A claim past the buffer is the caller's lie: the sequence ends there.
+      if (got == TINYATTN_OK && (s_claim > s_need || w_claim > w_need + rope_need)) return;
+      if (got == TINYATTN_OK)
+        m.init(c, twin(static_cast<unsigned char*>(st), p, p2), twin(static_cast<unsigned char*>(ws), p, p2), w_claim);
+    } else if (kind <= 3) {  // append through one of the three functions
+      const uint8_t fn = in.chance(192) ? (dtype == TINYATTN_KV_F16 ? 1 : dtype == TINYATTN_KV_I8 ? 2 : 0)
+                                        : static_cast<uint8_t>(in.u8() % 3);
+      const uint8_t nk = in.u8();
+      const size_t n = nk < 192 ? in.range(1, mn) : nk < 216 ? 0 : nk < 240 ? mn + 1 : SIZE_MAX - in.range(0, 2);
+      const bool specials = fault(in, 24);
+      const uint32_t seed = in.u32();
+      if (fn == 2) {
+        for (int b : {bk, bv})
+          for (size_t e = 0; e < (b == bk ? hkv * mn * dk : hkv * mn * dv); ++e)
+            p.ptr(b)[e] = static_cast<unsigned char>((seed + e * 2654435761u) >> 13);
+      } else {
+        const Storage st = fn == 1 ? Storage::kF16 : Storage::kF32;
+        put_tensor(in, p, bk, hkv * mn * dk, specials, seed, st);
+        put_tensor(in, p, bv, hkv * mn * dv, specials, seed + 1, st);
+      }
+      std::memcpy(p2.base(), p.base(), p.bytes());
+      before.assign(p.base(), p.base() + p.bytes());
+      const void* k = pick<const void>(in, p, bk);
+      const void* v = pick<const void>(in, p, bv);
+      got = fn == 0   ? tinyattn_kv_cache_append(&cache, static_cast<const float*>(k), static_cast<const float*>(v), n)
+            : fn == 1 ? tinyattn_kv_cache_append_f16(&cache, static_cast<const uint16_t*>(k),
+                                                     static_cast<const uint16_t*>(v), n)
+                      : tinyattn_kv_cache_append_i8(&cache, static_cast<const int8_t*>(k), static_cast<const int8_t*>(v), n);
+      scratch = m.ready && kv_scaled(m.dtype);
+      const int32_t fn_dtype = fn == 0 ? TINYATTN_KV_F32 : fn == 1 ? TINYATTN_KV_F16 : TINYATTN_KV_I8;
+      const size_t align = fn == 0 ? 4 : fn == 1 ? 2 : 1;
+      if (!m.ready) {
+        FUZZ_REQUIRE(got == TINYATTN_NULL_POINTER);
+      } else if (m.dtype != fn_dtype && !(fn == 0 && kv_scaled(m.dtype))) {
+        FUZZ_REQUIRE(got == TINYATTN_UNSUPPORTED);
+      } else if ((k && reinterpret_cast<uintptr_t>(k) % align) || (v && reinterpret_cast<uintptr_t>(v) % align)) {
+        FUZZ_REQUIRE(got != TINYATTN_OK);
+      } else {
+        const void* k2 = twin(k, p, p2);
+        const void* v2 = twin(v, p, p2);
+        const Status cs = fn == 0 ? m.append(static_cast<const float*>(k2), static_cast<const float*>(v2), n)
+                          : fn == 1 ? m.append(static_cast<const half*>(k2), static_cast<const half*>(v2), n)
+                                    : m.append(static_cast<const int8_t*>(k2), static_cast<const int8_t*>(v2), n);
+        FUZZ_REQUIRE(got == to_c(cs));
+      }
+    } else if (kind <= 5) {  // attend through one of the three functions
+      const uint8_t fn = in.chance(192) ? (dtype == TINYATTN_KV_F16 ? 1 : dtype == TINYATTN_KV_I8 ? 2 : 0)
+                                        : static_cast<uint8_t>(in.u8() % 3);
+      const uint8_t nk = in.u8();
+      const size_t n = nk < 200 ? in.range(1, mn) : nk < 216 ? 0 : nk < 240 ? mn + 1 : SIZE_MAX;
+      const uint32_t seed = in.u32();
+      if (fn == 2) {
+        for (size_t e = 0; e < hq * mn * dk; ++e) p.ptr(bq)[e] = static_cast<unsigned char>((seed + e * 2654435761u) >> 13);
+      } else {
+        put_tensor(in, p, bq, hq * mn * dk, fault(in, 24), seed, fn == 1 ? Storage::kF16 : Storage::kF32);
+      }
+      std::memcpy(p2.base(), p.base(), p.bytes());
+      before.assign(p.base(), p.base() + p.bytes());
+      const void* q = pick<const void>(in, p, bq);
+      void* y = pick<void>(in, p, by);
+      tinyattn_options_f16 opt;
+      std::memset(&opt, 0, sizeof opt);
+      any_options(in, &opt.options);
+      if (in.chance(224)) set_enum(&opt.options.port, static_cast<int32_t>(TINYATTN_PORT_DEFAULT));
+      any_enum_field(in, &opt.compute, 2);
+      const bool null_opt = fault(in, 48);
+      const size_t plan_cap = sizeof plans / sizeof plans[0];
+      const size_t plan_count = fault(in, 24) ? in.range(0, plan_cap) : (hq < plan_cap ? hq : plan_cap);
+      if (fn == 2) kv_plans(in, c, plans, plan_count);
+      const tinyattn_int8_head_plan* plans_arg = fault(in, 4) ? nullptr : plans;
+      const tinyattn_options* o = null_opt ? nullptr : &opt.options;
+      got = fn == 0 ? tinyattn_kv_cache_attend(&cache, static_cast<const float*>(q), static_cast<float*>(y), n, o)
+            : fn == 1 ? tinyattn_kv_cache_attend_f16(&cache, static_cast<const uint16_t*>(q), static_cast<uint16_t*>(y),
+                                                     n, null_opt ? nullptr : &opt)
+                      : tinyattn_kv_cache_attend_i8(&cache, static_cast<const int8_t*>(q), static_cast<int8_t*>(y), n,
+                                                    plans_arg, plan_count, o);
+      scratch = true;
+      const int32_t fn_dtype = fn == 0 ? TINYATTN_KV_F32 : fn == 1 ? TINYATTN_KV_F16 : TINYATTN_KV_I8;
+      const bool port_ok = null_opt || port_in_range(raw(opt.options.port));
+      const bool compute_ok = null_opt || fn != 1 || raw(opt.compute) == TINYATTN_F16_WIDEN_TO_F32 ||
+                              raw(opt.compute) == TINYATTN_F16_NATIVE_F16_PRODUCTS;
+      if (!m.ready) {
+        FUZZ_REQUIRE(got == TINYATTN_NULL_POINTER);
+      } else if (m.dtype != fn_dtype && !(fn == 0 && kv_scaled(m.dtype))) {
+        FUZZ_REQUIRE(got == TINYATTN_UNSUPPORTED);
+      } else if (!port_ok || !compute_ok) {
+        FUZZ_REQUIRE(got != TINYATTN_OK);
+      } else {
+        const void* q2 = twin(q, p, p2);
+        void* y2 = twin(y, p, p2);
+        Status cs;
+        if (fn == 0) {
+          cs = m.attend(static_cast<const float*>(q2), static_cast<float*>(y2), n, options_of(o));
+        } else if (fn == 1) {
+          tinyattn::OptionsF16 co(options_of(null_opt ? nullptr : &opt.options));
+          if (!null_opt) co.compute = static_cast<tinyattn::F16Compute>(raw(opt.compute));
+          cs = m.attend(static_cast<const half*>(q2), static_cast<half*>(y2), n, co);
+        } else {
+          const tinyattn::Int8Plan plan{reinterpret_cast<const tinyattn::Int8HeadPlan*>(plans_arg), plan_count};
+          cs = m.attend(static_cast<const int8_t*>(q2), static_cast<int8_t*>(y2), n, plan, options_of(o));
+        }
+        FUZZ_REQUIRE(got == to_c(cs));
+      }
+    } else if (kind == 6) {  // set_rope
+      tinyattn_rope rope;
+      any_rope(in, ok ? s.dk : 8, &rope);
+      const size_t first = in.chance(192) ? in.range(0, 50) : SIZE_MAX - in.range(0, 4);
+      const bool null_rope = fault(in, 8);
+      got = tinyattn_kv_cache_set_rope(&cache, null_rope ? nullptr : &rope, first);
+      if (!m.ready || null_rope) {
+        FUZZ_REQUIRE(got == TINYATTN_NULL_POINTER);
+      } else if (m.position != 0 || m.dtype == TINYATTN_KV_I8) {
+        FUZZ_REQUIRE(got == TINYATTN_UNSUPPORTED);
+      } else if (m.ws_claim - kv_workspace_need(m.s, m.dtype) < m.rope_bytes) {
+        FUZZ_REQUIRE(got == TINYATTN_WORKSPACE_TOO_SMALL);
+      } else if (!rope_style_in_range(rope)) {
+        FUZZ_REQUIRE(got != TINYATTN_OK);
+      } else {
+        kvd::KvRope r;
+        const Status cs = kvd::rope_prepare(rope_of(rope), m.s.dk, &r.row);
+        FUZZ_REQUIRE(got == to_c(cs));
+        if (cs == Status::kOk) {
+          r.origin = first;
+          r.on = true;
+          m.rope = r;
+        }
+      }
+    } else {  // reset, or a call on no cache at all
+      if (kind == 7 && fault(in, 32)) {
+        FUZZ_REQUIRE(tinyattn_kv_cache_reset(nullptr) == TINYATTN_NULL_POINTER);
+        FUZZ_REQUIRE(tinyattn_kv_cache_append(nullptr, nullptr, nullptr, 1) == TINYATTN_NULL_POINTER);
+        FUZZ_REQUIRE(tinyattn_kv_cache_attend(nullptr, nullptr, nullptr, 1, nullptr) == TINYATTN_NULL_POINTER);
+        FUZZ_REQUIRE(tinyattn_kv_cache_set_rope(nullptr, nullptr, 0) == TINYATTN_NULL_POINTER);
+        kv_check_accessors(nullptr, KvModel{}, p, p2);
+        continue;
+      }
+      got = tinyattn_kv_cache_reset(&cache);
+      FUZZ_REQUIRE(got == (m.ready ? TINYATTN_OK : TINYATTN_NULL_POINTER));
+      if (m.ready) m.position = 0;
+    }
+    require_status(got);
+    if (got != TINYATTN_OK) {
+      // Refused: the cache and every buffer as they were.
+      FUZZ_REQUIRE(std::memcmp(&cache, &saved, sizeof cache) == 0);
+      FUZZ_REQUIRE(scratch ? unchanged_but(p, before, bw) : unchanged(p, before));
+      std::memcpy(p2.base(), p.base(), p.bytes());
+    } else {
+      FUZZ_REQUIRE(std::memcmp(p.base(), p2.base(), p.bytes()) == 0);
+    }
+    kv_check_accessors(&cache, m, p, p2);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data, size);
-  switch (in.u8() % 10) {
+  switch (in.u8() % 14) {
     case 0: fuzz_forward(in); break;
     case 1: fuzz_forward_f16(in); break;
     case 2: fuzz_forward_i8(in); break;
@@ -1156,7 +1760,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 6: fuzz_softmax_rows(in, false); break;
     case 7: fuzz_softmax_rows(in, true); break;
     case 8: fuzz_sizes_and_names(in); break;
-    default: fuzz_selftest(in); break;
+    case 9: fuzz_selftest(in); break;
+    case 10: fuzz_kv_config(in); break;
+    case 11: fuzz_apply_rope(in); break;
+    default: fuzz_kv_sequence(in); break;
   }
   return 0;
 }

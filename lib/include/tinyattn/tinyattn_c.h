@@ -362,7 +362,8 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
  * window - 1 tokens before it, and the sinks). Statuses as the forward's,
  * plus TINYATTN_BAD_DIMENSION for n of 0, above max_new or (attend) above
  * the tokens appended, and TINYATTN_CACHE_FULL for an append past the
- * capacity of a linear cache; on any status but TINYATTN_OK nothing changes.
+ * capacity of a linear cache; on any status but TINYATTN_OK nothing changes
+ * but the workspace (scratch, which a refused call may have written).
  * docs/decode.md describes the storage types, sinks and RoPE. */
 
 typedef enum tinyattn_kv_dtype {
