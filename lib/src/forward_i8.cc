@@ -139,9 +139,9 @@ Status make_multiplier(double real, FixedMultiplier* out) {
   return Status::kOk;
 }
 
-Status validate(const Int8HeadPlan& p) {
-  if (p.mode == Int8Mode::kTflite) return validate_tflite(p);
-  if (p.mode != Int8Mode::kNative) return Status::kBadQuantization;
+namespace {
+
+Status validate_native(const Int8HeadPlan& p) {
   if (!multiplier_ok(p.logit) || !multiplier_ok(p.output)) return Status::kBadQuantization;
   // shift >= 2 keeps |L_j| <= 2^60, so differences of logits (plus a bias) fit int64.
   if (p.logit.shift < kMinLogitShift) return Status::kBadQuantization;
@@ -152,6 +152,31 @@ Status validate(const Int8HeadPlan& p) {
     return Status::kBadQuantization;
   return Status::kOk;
 }
+
+// The modes an entry runs: forward_i8() both; AttentionI8<S, M> and the
+// int8 self-test one, so an image of one mode links none of the other's code
+// (its validation included).
+enum ModeSet : unsigned { kNativeOnly = 1, kTfliteOnly = 2, kBothModes = 3 };
+constexpr bool runs(unsigned modes, Int8Mode m) { return (modes & (m == Int8Mode::kTflite ? 2u : 1u)) != 0; }
+constexpr unsigned mode_set(Int8Mode m) { return m == Int8Mode::kTflite ? kTfliteOnly : kNativeOnly; }
+
+// validate() for an entry that runs kModes: a head of another mode is kUnsupported.
+template <unsigned kModes>
+Status validate_head(const Int8HeadPlan& p) {
+  if (p.mode == Int8Mode::kNative) {
+    if constexpr (runs(kModes, Int8Mode::kNative)) return validate_native(p);
+    return Status::kUnsupported;
+  }
+  if (p.mode == Int8Mode::kTflite) {
+    if constexpr (runs(kModes, Int8Mode::kTflite)) return validate_tflite(p);
+    return Status::kUnsupported;
+  }
+  return Status::kBadQuantization;
+}
+
+}  // namespace
+
+Status validate(const Int8HeadPlan& p) { return validate_head<kBothModes>(p); }
 
 namespace {
 
@@ -236,12 +261,6 @@ using detail::Tensor;
 
 // kDefaultPort: the table is default_kernels_i8(), so that kernels_i8() and
 // every other port's table stay out of images that never name a port.
-// The modes an entry runs: forward_i8() both; AttentionI8<S, M> and the
-// int8 self-test one, so an image of one mode links none of the other's code.
-enum ModeSet : unsigned { kNativeOnly = 1, kTfliteOnly = 2, kBothModes = 3 };
-constexpr bool runs(unsigned modes, Int8Mode m) { return (modes & (m == Int8Mode::kTflite ? 2u : 1u)) != 0; }
-constexpr unsigned mode_set(Int8Mode m) { return m == Int8Mode::kTflite ? kTfliteOnly : kNativeOnly; }
-
 template <bool kDefaultPort, unsigned kModes>
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                            const Mask& mask, const Options& o, const KernelsI8** kernels) {
@@ -268,8 +287,7 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (Status s = detail::check_pointers(inputs, outputs, ws); s != Status::kOk) return s;
   if (plan.count != d.hq) return Status::kBadQuantization;
   for (size_t h = 0; h < d.hq; ++h) {
-    if (Status s = validate(plan.heads[h]); s != Status::kOk) return s;
-    if (!runs(kModes, plan.heads[h].mode)) return Status::kUnsupported;
+    if (Status s = validate_head<kModes>(plan.heads[h]); s != Status::kOk) return s;
     if (plan.heads[h].mode == Int8Mode::kTflite) {
       if (io.bias) return Status::kUnsupported;
       if (d.m > kMaxMTflite) return Status::kBadDimension;  // the softmax's Q12.19 sum
