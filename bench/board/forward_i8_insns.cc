@@ -26,8 +26,9 @@ Huge::K k;
 Huge::V v;
 Huge::Y y;
 // forward_i8() takes Options (the port), so the program brings its own
-// scratch (the largest shape's covers the others).
-alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_workspace_bytes(Huge::dims)];
+// scratch (the largest shape's covers the others), with room for the TFLite
+// mode's exp table (forward_i8_tflite_workspace_bytes).
+alignas(tinyattn::kWorkspaceAlign) unsigned char workspace[tinyattn::forward_i8_tflite_workspace_bytes(Huge::dims)];
 
 // int8 inputs from a fixed linear congruential sequence.
 void fill(int8_t* x, size_t n, uint32_t seed) {

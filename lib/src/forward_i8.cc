@@ -313,7 +313,9 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 // (masked keys -128), TFLite's softmax over all M keys, the port's exact
 // P.V sums of the weights (softmax output + 128) and TFLite's requantization.
 void tflite_head(const KernelsI8& kern, const Dims& d, const ForwardIoI8& io, const Int8HeadPlan& p, size_t h,
-                 const Mask& mask, int32_t* s, int32_t* acc) {
+                 const Mask& mask, int32_t* s, int32_t* acc, int32_t* exps) {
+  if (exps)
+    for (size_t i = 0; i < tflite_ops::kExpTableSize; ++i) exps[i] = -1;
   const TfliteParams& t = p.tflite;
   const bool element_masks = mask.keep || mask.keep_bits;
   const size_t kv_head = h / d.group();
@@ -329,7 +331,7 @@ void tflite_head(const KernelsI8& kern, const Dims& d, const ForwardIoI8& io, co
       const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
       s[j] = visible ? clamp8(tflite_ops::multiply_by_quantized_multiplier(s[j], t.scores) + t.scores_zero) : -128;
     }
-    tflite_ops::softmax_row(s, d.m, t);
+    tflite_ops::softmax_row(s, d.m, t, exps);
     if (io.weights)
       for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(s[j]);
     // weights in [0, 255] summing to about 256: inside weighted_sum's contract
@@ -349,12 +351,18 @@ void run_forward_i8(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& 
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
   // Marks a key the keep mask drops. No score can equal it: |s| < 2^31 - 1.
   constexpr int32_t kMasked = INT32_MIN;
+  // kTflite: a workspace of forward_i8_tflite_workspace_bytes holds the exp table after acc.
+  int32_t* exps = nullptr;
+  if constexpr (runs(kModes, Int8Mode::kTflite)) {
+    if (ws.bytes >= forward_i8_tflite_workspace_bytes(d))
+      exps = acc + align_up(d.dv * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
+  }
 
   for (size_t h = 0; h < d.hq; ++h) {
     const Int8HeadPlan& p = plan.heads[h];
     if constexpr (runs(kModes, Int8Mode::kTflite)) {
       if (p.mode == Int8Mode::kTflite) {
-        tflite_head(*kern, d, io, p, h, mask, s, acc);
+        tflite_head(*kern, d, io, p, h, mask, s, acc, exps);
         continue;
       }
     }

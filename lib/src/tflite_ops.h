@@ -22,11 +22,11 @@ namespace tinyattn::tflite_ops {
 // one product that does not fit, saturates to INT32_MAX.
 inline int32_t srdhm(int32_t a, int32_t b) {
   if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
-  const int64_t v = static_cast<int64_t>(a) * b + (int64_t{1} << 30);
-  // floor(v / 2^31) without shifting a negative value
-  if (v >= 0) return static_cast<int32_t>(v >> 31);
-  const uint64_t mag = static_cast<uint64_t>(-(v + 1)) + 1u;
-  return -static_cast<int32_t>((mag + ((uint64_t{1} << 31) - 1)) >> 31);
+  const int64_t v = static_cast<int64_t>(a) * b + (int64_t{1} << 30);  // in (-2^62, 2^62]
+  // floor(v / 2^31) without shifting a negative value: v + 2^62 >= 0, and
+  // floor((v + 2^62) / 2^31) - 2^31 is the same integer (no branch).
+  const uint64_t biased = static_cast<uint64_t>(v) + (uint64_t{1} << 62);
+  return static_cast<int32_t>(static_cast<int64_t>(biased >> 31) - (int64_t{1} << 31));
 }
 
 // gemmlowp's RoundingDivideByPOT: x * 2^-e to nearest, ties away from zero
@@ -34,9 +34,15 @@ inline int32_t srdhm(int32_t a, int32_t b) {
 // gemmlowp's range, gives the exact rounding too.
 inline int32_t rounding_divide_by_pot(int32_t x, int e) {
   if (e <= 0) return x;
-  const int64_t half = int64_t{1} << (e - 1);
-  if (x >= 0) return static_cast<int32_t>((x + half) >> e);
-  return -static_cast<int32_t>((-static_cast<int64_t>(x) + half) >> e);
+  if (e >= 32) {
+    const int64_t half = int64_t{1} << (e - 1);
+    if (x >= 0) return static_cast<int32_t>((x + half) >> e);
+    return -static_cast<int32_t>((-static_cast<int64_t>(x) + half) >> e);
+  }
+  // In 32 bits: |x| / 2^e plus the bit below, on the magnitude (|INT32_MIN| fits uint32).
+  const uint32_t mag = x >= 0 ? static_cast<uint32_t>(x) : 0u - static_cast<uint32_t>(x);
+  const int32_t q = static_cast<int32_t>((mag >> e) + ((mag >> (e - 1)) & 1u));  // <= 2^30 + 1
+  return x >= 0 ? q : -q;
 }
 
 // gemmlowp's SaturatingRoundingMultiplyByPOT<k> for k > 0: x * 2^k, saturated.
@@ -106,34 +112,54 @@ inline int32_t one_over_one_plus_x(int32_t a) {
 
 // Leading zero bits of a nonzero 32-bit value.
 inline int count_leading_zeros(uint32_t x) {
+#if defined(__GNUC__)
+  static_assert(sizeof(unsigned) == sizeof(uint32_t), "__builtin_clz counts in a 32-bit unsigned");
+  return __builtin_clz(x);  // x != 0
+#else
   int n = 0;
   while (!(x & 0x80000000u)) {
     x <<= 1;
     ++n;
   }
   return n;
+#endif
 }
+
+// The exp the softmax takes for diff = score - row maximum (<= 0): 0 below
+// diff_min (the key counts as exp = 0 and its output is 0 too).
+inline int32_t softmax_exp(int32_t diff, const TfliteParams& p) {
+  if (diff < p.diff_min) return 0;
+  // MultiplyByQuantizedMultiplierGreaterThanOne; diff_min keeps diff * 2^shift in int32
+  const int32_t scaled = srdhm(static_cast<int32_t>(static_cast<uint32_t>(diff) << p.beta.shift), p.beta.multiplier);
+  return exp_on_negative_values_q5(scaled);
+}
+
+// Scores are int8, so a row's diff is one of 256 values and a head's exps
+// can be remembered: kExpTableSize entries, -1 where not computed yet.
+inline constexpr size_t kExpTableSize = 256;
 
 // TFLite's reference int8 softmax of one row (reference/softmax.h, int8 in
 // and out, output scale 1/256, zero point -128), returning each output plus
 // 128 (the weight of P.V, in [0, 255]). s[j] holds the int8 scores on input
 // and the weights on output. 1 <= n <= kMaxMTflite keeps the Q12.19 sum in
-// int32.
-inline void softmax_row(int32_t* s, size_t n, const TfliteParams& p) {
+// int32. exps: null, or the head's table of softmax_exp(-i) at i (-1: not
+// computed yet), filled as diffs come.
+inline void softmax_row(int32_t* s, size_t n, const TfliteParams& p, int32_t* exps) {
   constexpr int kAccumulationIntegerBits = 12;
   int32_t max = -128;
   for (size_t j = 0; j < n; ++j) max = s[j] > max ? s[j] : max;
   int32_t sum = 0;  // Q12.19
   for (size_t j = 0; j < n; ++j) {
-    const int32_t diff = s[j] - max;
-    int32_t e = 0;  // a key below diff_min counts as exp = 0, and its output is 0 too
-    if (diff >= p.diff_min) {
-      // MultiplyByQuantizedMultiplierGreaterThanOne; diff_min keeps diff * 2^shift in int32
-      const int32_t scaled = srdhm(static_cast<int32_t>(static_cast<uint32_t>(diff) << p.beta.shift),
-                                   p.beta.multiplier);
-      e = exp_on_negative_values_q5(scaled);
-      sum += rounding_divide_by_pot(e, kAccumulationIntegerBits);
+    const int32_t diff = s[j] - max;  // in [-255, 0]
+    int32_t e;
+    if (exps) {
+      int32_t& slot = exps[-diff];
+      if (slot < 0) slot = softmax_exp(diff, p);
+      e = slot;
+    } else {
+      e = softmax_exp(diff, p);
     }
+    sum += rounding_divide_by_pot(e, kAccumulationIntegerBits);
     s[j] = e;
   }
   // GetReciprocal: sum = 2^num_bits_over_unit * (1 + x), x in [0, 1)

@@ -98,7 +98,8 @@ TA_CASE("tflite golden: outputs and weights are byte-identical to the generator 
         p.mode = static_cast<Int8Mode>(f[11]);
         p.tflite = TfliteParams{{f[12], f[13]}, f[14], {f[15], f[16]}, f[17], {f[18], f[19]}};
       }
-      const size_t ws_bytes = forward_i8_workspace_bytes(d);
+      // The workspace with room for the exp table; the plain one is checked below.
+      const size_t ws_bytes = forward_i8_tflite_workspace_bytes(d);
       int8_t* y = alloc<int8_t>(d.y_elems());
       uint16_t* w = alloc<uint16_t>(d.weight_elems());
       unsigned char* ws = alloc<unsigned char>(ws_bytes);
@@ -126,6 +127,16 @@ TA_CASE("tflite golden: outputs and weights are byte-identical to the generator 
                  Options{{}, port});
       TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0, "%s/%s %s: output depends on whether weights are requested",
                    kern->port, kern->simd_target(), c.name);
+
+      // Nor on whether the workspace holds the exp table.
+      std::memset(y, 0x5a, d.y_elems());
+      std::memset(w, 0x5a, d.weight_elems() * 2);
+      TA_CHECK(forward_i8(d, ForwardIoI8{c.q, c.k, c.v, y, w}, Int8Plan{plans, d.hq},
+                          Workspace{ws, forward_i8_workspace_bytes(d)}, mask_of(c),
+                          Options{{}, port}) == Status::kOk);
+      TA_CHECK_MSG(std::memcmp(y, c.y, d.y_elems()) == 0 &&
+                       std::memcmp(w, c.weights, d.weight_elems() * sizeof(uint16_t)) == 0,
+                   "%s/%s %s: output or weights depend on the exp table", kern->port, kern->simd_target(), c.name);
     }
   }
 }

@@ -163,6 +163,12 @@ constexpr size_t forward_i8_workspace_bytes(const Dims& d) {
   return align_up(d.m * sizeof(int32_t), kWorkspaceAlign) + align_up(d.dv * sizeof(int32_t), kWorkspaceAlign) +
          kWorkspaceAlign;
 }
+// kTflite heads with a workspace this large keep each head's softmax exps in
+// a table of the 256 values an int8 score difference can take, each computed
+// once per head instead of once per key (the same bytes as without it).
+constexpr size_t forward_i8_tflite_workspace_bytes(const Dims& d) {
+  return forward_i8_workspace_bytes(d) + 256 * sizeof(int32_t);
+}
 
 // Validates everything, then computes. On error nothing is written.
 // Extra statuses beyond forward(): kBadDimension for Dk > kMaxDkInt8 or
@@ -216,7 +222,8 @@ template <class S, Int8Mode kMode = Int8Mode::kNative>
 class AttentionI8 {
  public:
   static constexpr Dims dims = S::dims;
-  static constexpr size_t workspace_bytes = forward_i8_workspace_bytes(dims);
+  static constexpr size_t workspace_bytes =
+      kMode == Int8Mode::kTflite ? forward_i8_tflite_workspace_bytes(dims) : forward_i8_workspace_bytes(dims);
 
   using Q = std::array<int8_t, dims.q_elems()>;
   using K = std::array<int8_t, dims.k_elems()>;
