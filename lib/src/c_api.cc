@@ -108,6 +108,8 @@ TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_NONE, SelftestFormat::kNone);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_UNITY, SelftestFormat::kUnity);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_TABLE, SelftestFormat::kTable);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_BOTH, SelftestFormat::kBoth);
+TINYATTN_SAME_VALUE(TINYATTN_INT8_MODE_NATIVE, Int8Mode::kNative);
+TINYATTN_SAME_VALUE(TINYATTN_INT8_MODE_TFLITE, Int8Mode::kTflite);
 #undef TINYATTN_SAME_VALUE
 static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4 && sizeof(tinyattn_align) == 4 &&
                   sizeof(tinyattn_score_stage) == 4,
@@ -125,7 +127,7 @@ constexpr bool all_signed_32() {
 }
 static_assert(all_signed_32<tinyattn_status, tinyattn_port, tinyattn_align, tinyattn_causal, tinyattn_scratch,
                             tinyattn_score_stage, tinyattn_f16_compute, tinyattn_backward_mode,
-                            tinyattn_selftest_format, tinyattn_kv_dtype, tinyattn_rope_style>(),
+                            tinyattn_selftest_format, tinyattn_kv_dtype, tinyattn_rope_style, tinyattn_int8_mode>(),
               "every C enum holds every int32 value");
 
 // The header's constants and the C++ ones.
@@ -180,8 +182,14 @@ TINYATTN_SAME_OFFSET(y_zero);
 TINYATTN_SAME_OFFSET(bias_zero);
 TINYATTN_SAME_OFFSET(mode);
 TINYATTN_SAME_OFFSET(tflite);
-static_assert(TINYATTN_INT8_MODE_TFLITE == static_cast<int32_t>(Int8Mode::kTflite), "Int8Mode");
 #undef TINYATTN_SAME_OFFSET
+// The scheme is converted field by field, not passed through; mode and scores
+// stay after bias so positional initialisers of the older fields still fill them.
+static_assert(offsetof(tinyattn_int8_scheme, bias) < offsetof(tinyattn_int8_scheme, mode) &&
+                  offsetof(tinyattn_int8_scheme, mode) < offsetof(tinyattn_int8_scheme, scores) &&
+                  sizeof(tinyattn_int8_scheme) ==
+                      offsetof(tinyattn_int8_scheme, scores) + sizeof(tinyattn_quant_params),
+              "tinyattn_int8_scheme: fields are appended");
 static_assert(offsetof(tinyattn_fixed_multiplier, multiplier) == offsetof(FixedMultiplier, multiplier) &&
                   offsetof(tinyattn_fixed_multiplier, shift) == offsetof(FixedMultiplier, shift) &&
                   sizeof(tinyattn_fixed_multiplier) == sizeof(FixedMultiplier),
@@ -334,6 +342,11 @@ tinyattn_status tinyattn_plan_int8(const tinyattn_dims* dims, const tinyattn_int
   s.y = to_cxx(scheme->y);
   s.bias = to_cxx(scheme->bias);
   if (scheme->use_softmax_scale) s.softmax_scale = scheme->softmax_scale;
+  // Read as an integer: a value outside the enum is refused before it becomes an Int8Mode.
+  const int32_t mode = raw(scheme->mode);
+  if (mode != TINYATTN_INT8_MODE_NATIVE && mode != TINYATTN_INT8_MODE_TFLITE) return TINYATTN_UNSUPPORTED;
+  s.mode = static_cast<Int8Mode>(mode);
+  s.scores = to_cxx(scheme->scores);
   return to_c(plan_int8(to_cxx(*dims), s, reinterpret_cast<Int8HeadPlan*>(plans), plan_capacity));
 }
 

@@ -91,6 +91,8 @@ tinyattn_status capi_cxx_plan_int8(const tinyattn_dims* d, const tinyattn_int8_s
   s.y = quant_of(scheme->y);
   s.bias = quant_of(scheme->bias);
   if (scheme->use_softmax_scale) s.softmax_scale = scheme->softmax_scale;
+  s.mode = scheme->mode == TINYATTN_INT8_MODE_TFLITE ? Int8Mode::kTflite : Int8Mode::kNative;
+  s.scores = quant_of(scheme->scores);
   std::vector<Int8HeadPlan> out(capacity);
   const Status st = plan_int8(dims_of(d), s, out.data(), capacity);
   if (st == Status::kOk) std::memcpy(static_cast<void*>(plans), static_cast<const void*>(out.data()), capacity * sizeof(Int8HeadPlan));

@@ -49,6 +49,23 @@ endif()
 add_test(NAME capi_kv COMMAND capi_kv_test)
 set_tests_properties(capi_kv PROPERTIES LABELS "api;capi;kv_cache" FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures")
 
+# int8 from C in both modes (tinyattn_int8_scheme::mode) against the C++
+# plan_int8 and forward_i8 on every compiled port: on every target, the
+# boards included, like the KV cache's test.
+add_executable(capi_int8_test ${CMAKE_CURRENT_LIST_DIR}/capi_int8_test.c ${CMAKE_CURRENT_LIST_DIR}/capi_int8_cxx.cc)
+set_target_properties(capi_int8_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(capi_int8_test PRIVATE $<$<COMPILE_LANGUAGE:C>:${_capi_c_flags}>
+                                              $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+target_link_libraries(capi_int8_test PRIVATE tinyattn::tinyattn)
+tinyattn_warnings(capi_int8_test)
+if(TINYATTN_BAREMETAL)
+  target_compile_definitions(capi_int8_test PRIVATE CAPI_INT8_BOARD=1)
+  tinyattn_board_executable(capi_int8_test)
+endif()
+add_test(NAME capi_int8 COMMAND capi_int8_test)
+set_tests_properties(capi_int8 PROPERTIES LABELS "api;capi;quant"
+                     FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures")
+
 add_test(NAME usage_example_docs_c_api_md
          COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/c_api.md -DLANG=c
                  -DMAIN=${CMAKE_CURRENT_LIST_DIR}/example.c

@@ -2,7 +2,8 @@
 """Tests of `tinyattn run` and `decode` against NumPy, and of the .npy error handling.
 
     tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 reference
-                                              # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py)
+                                              # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py,
+                                              # --int8-mode tflite vs tests/quant/gen_tflite_vectors.py)
     tool_cases.py TINYATTN WORKDIR decode     # KV cache decodes (storage, sinks, RoPE) vs the same reference
     tool_cases.py TINYATTN WORKDIR malformed  # broken files and arguments: clean one-line errors
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "
 # The Hugging Face RoPE formula in float64, shared with the RoPE golden vectors.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "rope"))
 import gen_quant_vectors as quant  # noqa: E402
+import gen_tflite_vectors as tflite  # noqa: E402  (the TFLite mode's model: plan() and forward())
 import gen_rope_vectors as rope_ref  # noqa: E402
 from exact_math import dot, exp, tanh  # noqa: E402
 
@@ -316,6 +318,48 @@ def check_i8(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True,
         print(f"ok   {name}: Y and A byte-identical to gen_quant_vectors.forward")
 
 
+def check_tflite(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, qparams_file=False):
+    """--dtype i8 --int8-mode tflite: Y and the weights (the softmax tensor + 128, uint16) byte
+    for byte against gen_tflite_vectors.py's plan() and forward(). qp holds s= as "scores"."""
+    n, m, dk, dv, hq, hkv = dims
+    data = {t: rng.integers(-128, 128, size=shape).astype(np.int8)
+            for t, shape in (("q", (hq, n, dk)), ("k", (hkv, m, dk)), ("v", (hkv, m, dv)))}
+    three_d = hq > 1 or hkv > 1
+    files = {t: save(f"{name}_{t}.npy", a if three_d else a[0]) for t, a in data.items()}
+    c = {"dims": dims, "softmax_scale": softmax_scale, "mask": dict(mask or {}),
+         **{t: qp[t] for t in ("q", "k", "v", "y", "scores")}, **{t + "_data": data[t].ravel() for t in "qkv"}}
+    spec = qspec_text(qp) + ",s=" + "/".join(f"{sc!r}:{z}" for sc, z in zip(*qp["scores"]))
+    if qparams_file:
+        spec = write(f"{name}_qparams.txt", spec.replace(",", "\n").encode() + b"\n")
+    out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
+    args = ["run", "--dtype", "i8", "--int8-mode", "tflite", "--qparams", spec, "--q", files["q"], "--k", files["k"],
+            "--v", files["v"], "--out", out("y"), *flags]
+    if weights:
+        args += ["--weights", out("a")]
+    r = tool(*args)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    y_exp, w_exp = tflite.forward(c, tflite.plan(c))
+    y = np.load(out("y"))
+    problems = []
+    if y.dtype != np.int8 or y.shape != ((hq, n, dv) if three_d else (n, dv)):
+        failures.append(f"{name}: Y is {y.dtype} {y.shape}")
+        return
+    if not np.array_equal(y.ravel(), y_exp):
+        problems.append(f"{int((y.ravel() != y_exp).sum())} Y bytes differ from gen_tflite_vectors.forward")
+    if weights:
+        a = np.load(out("a"))
+        if a.dtype != np.uint16 or a.size != w_exp.size or not np.array_equal(a.ravel(), w_exp):
+            problems.append(f"weights ({a.dtype} {a.shape}) differ from gen_tflite_vectors.forward")
+        elif a.max() > 255:
+            problems.append("a weight above 255 (the softmax tensor + 128)")
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}")
+    else:
+        print(f"ok   {name}: Y and A byte-identical to gen_tflite_vectors.forward")
+
+
 def run_cases():
     r = lambda *shape: rng.standard_normal(shape)
     check_run("plain_2d", (r(5, 16), r(7, 16), r(7, 8)), [], {})
@@ -408,6 +452,23 @@ def run_cases():
     check_i8("i8_bias_per_head", (4, 6, 8, 5, 2, 2), base, ["--causal", "top-left"],
              mask={"causal": 1, "causal_name": "top-left"}, bias=(([0.02, 0.03], [1, 2]), b8))
     check_i8("i8_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), zps, [], weights=False, qparams_file=True)
+    # --int8-mode tflite: s= is the int8 score tensor's quantization; --scale is the softmax's beta
+    tbase = {**base, "scores": pt(0.3)}
+    tzps = {**zps, "scores": pt(0.3, 9)}
+    check_tflite("tfl_plain", (4, 6, 8, 5, 1, 1), tbase, ["--scale", "0.25"], softmax_scale=0.25)
+    check_tflite("tfl_default_scale_zero_points", (5, 9, 16, 6, 1, 1), {**tzps, "scores": pt(0.05, -3)}, [])
+    for port in ("scalar", "highway"):
+        check_tflite(f"tfl_port_{port}", (9, 40, 33, 20, 2, 1), tzps, ["--heads", "2,1", "--port", port])
+    check_tflite("tfl_per_head_gqa", (3, 7, 9, 4, 4, 2), {**per_head, "scores": ([0.3, 0.35, 0.25, 0.4], [9, 6, 0, -3])},
+                 ["--heads", "4,2", "--scale", "0.25"], softmax_scale=0.25)
+    check_tflite("tfl_causal_br", (3, 8, 8, 6, 2, 1), tzps, ["--causal", "bottom-right"], mask={"causal": 2})
+    check_tflite("tfl_window_kvlen", (6, 9, 7, 5, 1, 1), tbase, ["--window", "1,2", "--kv-len", "7"],
+                 mask={"window": (1, 2, 0), "kv_len": 7})
+    check_tflite("tfl_keep_per_head", (4, 10, 8, 6, 2, 2), tzps, ["--mask", save("i8_keep.npy", keep8)],
+                 mask={"keep_kind": 1, "keep": keep8.astype(np.uint8).ravel(), "head_stride": 40})
+    check_tflite("tfl_qparams_file_300_keys", (2, 300, 16, 8, 1, 1),
+                 {"q": pt(0.02), "k": pt(0.02), "v": pt(0.05), "y": pt(0.02), "scores": pt(0.05)}, [],
+                 qparams_file=True)
     # --past-k/--past-v on 3-D (f32) and 4-D int8 runs: the same outputs as K and V joined by hand,
     # the present files equal to that join; a float --mask is the same as --bias.
     def same_as_joined(name, dtype, arrays, past, flags):
@@ -518,7 +579,7 @@ def expect_untouched(name, args, needle, code, files):
 # Every option that takes a value, with one valid value (for the command lines below).
 RUN_VALUES = ["--q", "--k", "--v", "--out", "--weights", "--mask", "--bias", "--causal", "--window", "--kv-len",
               "--scale", "--softcap", "--offset", "--scores", "--score-stage", "--heads", "--past-k", "--past-v",
-              "--present-k", "--present-v", "--dtype", "--port", "--qparams"]
+              "--present-k", "--present-v", "--dtype", "--port", "--qparams", "--int8-mode"]
 
 
 def empty_values(good_q, good_k, good_v):
@@ -534,7 +595,7 @@ def empty_values(good_q, good_k, good_v):
             args = [*base, flag, ""]
         expect_untouched(f"empty{flag}", args, f"{flag} has an empty value", 2, [y])
     plan = ["plan", "--dk", "8", "--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--out", y]
-    for flag in ("--dk", "--qparams", "--heads", "--scale", "--name", "--lang", "--out"):
+    for flag in ("--dk", "--qparams", "--heads", "--scale", "--name", "--lang", "--out", "--int8-mode"):
         if flag in plan:
             i = plan.index(flag)
             args = [*plan[:i + 1], "", *plan[i + 2:]]
@@ -801,6 +862,34 @@ def malformed():
     for bad in ("0", "-1", "inf", "nan", "2x"):
         expect_error(f"softcap_{bad}", [*common, "--softcap", bad], "--softcap", code=2)
     expect_error("i8_softcap", [*common8, "--qparams", good_qp, "--softcap", "5"], "--softcap", code=2)
+    # --int8-mode: s= goes with tflite and tflite with s=; no int8 bias in tflite; its key limit
+    tfl8 = [*common8, "--int8-mode", "tflite"]
+    expect_error("tflite_without_s", [*tfl8, "--qparams", good_qp], "needs s=SCALE", code=2)
+    expect_error("s_in_native_mode", [*common8, "--qparams", good_qp + ",s=0.3"], "add --int8-mode tflite", code=2)
+    expect_error("s_in_native_mode_explicit", [*common8, "--int8-mode", "native", "--qparams", good_qp + ",s=0.3"],
+                 "add --int8-mode tflite", code=2)
+    expect_error("int8_mode_unknown", [*common8, "--int8-mode", "tf-lite", "--qparams", good_qp + ",s=0.3"],
+                 "--int8-mode must be native or tflite", code=2)
+    expect_error("int8_mode_without_i8", [*common, "--int8-mode", "tflite"], "--dtype i8 only", code=2)
+    expect_error("tflite_s_syntax", [*tfl8, "--qparams", good_qp + ",s=abc"], "'abc'", code=2)
+    expect_error("tflite_s_twice", [*tfl8, "--qparams", good_qp + ",s=0.3,s=0.4"], "twice", code=2)
+    expect_error("tflite_s_zero", [*tfl8, "--qparams", good_qp + ",s=0"], "bad_quantization", code=1)
+    expect_error("tflite_s_head_count", [*tfl8, "--qparams", good_qp + ",s=0.3/0.2/0.1"], "bad_quantization", code=1)
+    expect_error("tflite_bias", [*tfl8, "--qparams", good_qp + ",s=0.3,b=0.1", "--bias", bias_8], "no int8 bias",
+                 code=2)
+    long_k = save("m_k_4096.npy", np.zeros((4096, 4), np.int8))
+    long_v = save("m_v_4096.npy", np.zeros((4096, 2), np.int8))
+    expect_error("tflite_4096_keys", ["run", "--dtype", "i8", "--int8-mode", "tflite", "--q",
+                                      save("m_q_4096.npy", np.zeros((1, 4), np.int8)), "--k", long_k, "--v", long_v,
+                                      "--out", str(WORK / "m_y_4096.npy"), "--qparams", good_qp + ",s=0.3"],
+                 "at most 4095 keys", code=1)
+    plan_tfl = ["plan", "--dk", "8", "--int8-mode", "tflite"]
+    expect_error("plan_tflite_without_s", [*plan_tfl, "--qparams", good_qp], "needs s=SCALE", code=2)
+    expect_error("plan_s_in_native_mode", ["plan", "--dk", "8", "--qparams", good_qp + ",s=0.3"],
+                 "add --int8-mode tflite", code=2)
+    expect_error("plan_int8_mode_unknown", ["plan", "--dk", "8", "--int8-mode", "tfl", "--qparams", good_qp],
+                 "--int8-mode must be native or tflite", code=2)
+    expect_error("plan_tflite_bias", [*plan_tfl, "--qparams", good_qp + ",s=0.3,b=0.1"], "no int8 bias", code=2)
     # 4-D (ONNX's batched form), past keys/values, attn_mask broadcasting, --causal onnx
     q4 = save("m_q4.npy", rng.standard_normal((2, 2, 3, 16)).astype(np.float32))
     k4 = save("m_k4.npy", rng.standard_normal((2, 1, 4, 16)).astype(np.float32))

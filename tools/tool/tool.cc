@@ -2,8 +2,9 @@
 // its program, tests/fuzz/tool_fuzz.cc fuzzes it).
 //   tinyattn run --q q.npy --k k.npy --v v.npy [mask options] --out y.npy [--weights a.npy]
 //                [--past-k pk.npy --past-v pv.npy] [--present-k k.npy --present-v v.npy]
-//                [--dtype f32|f16|i8 [--qparams SPEC]]
-//   tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
+//                [--dtype f32|f16|i8 [--qparams SPEC] [--int8-mode native|tflite]]
+//   tinyattn plan --dk D --qparams SPEC [--int8-mode native|tflite] [--heads HQ,HKV] [--scale S] [--name NAME]
+//                 [--lang c|cpp] [--out FILE]
 //   tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [mask options] [--weights] [--port P]
 //   tinyattn decode --q Q.npy --k K.npy --v V.npy --out Y.npy [cache options]
 //   tinyattn selftest [--port P] [--format unity|table|both]
@@ -68,9 +69,10 @@ const char kUsage[] =
     "               [--offset K] [--scores S.npy [--score-stage scaled|softcapped|masked]]\n"
     "               [--past-k PK.npy --past-v PV.npy] [--present-k K.npy --present-v V.npy]\n"
     "               [--kv-len L[,L1,...]] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
-    "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]] | --qparams FILE]\n"
-    "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
-    "  tinyattn plan --dk D --qparams SPEC [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]\n"
+    "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]][,s=S[:Z]] | --qparams FILE]\n"
+    "               [--int8-mode native|tflite] [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
+    "  tinyattn plan --dk D --qparams SPEC [--int8-mode native|tflite] [--heads HQ,HKV] [--scale S] [--name NAME]\n"
+    "               [--lang c|cpp] [--out FILE]\n"
     "  tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [--causal top-left|bottom-right] [--window L,R]\n"
     "               [--kv-len L] [--element-mask keep|bias] [--softcap C] [--weights] [--workspace minimal|default]\n"
     "               [--port P]\n"
@@ -87,7 +89,10 @@ const char kUsage[] =
     "[B,Hq,N,M] as ONNX's attn_mask does (a shorter last axis is padded as masked). bias: float32 (int8\n"
     "with b= in --qparams for i8). Per-head parameters: S1/S2/... or S1:Z1/S2:Z2/... (one per head of\n"
     "that tensor). Outputs: Y and A as float32 (f32), float16 (f16); Y int8 and A uint16 Q0.15\n"
-    "probabilities (i8). --softcap C caps each scaled logit s to C*tanh(s/C) before the bias and masks, as\n"
+    "probabilities (i8). --int8-mode tflite runs TFLite's int8 graph bit for bit instead (docs/quant.md):\n"
+    "s=S[:Z] in --qparams (required there, refused in native) is the int8 score tensor's quantization,\n"
+    "--scale the softmax's beta, A the softmax tensor + 128 as uint16 (p * 256); plan takes it too.\n"
+    "--softcap C caps each scaled logit s to C*tanh(s/C) before the bias and masks, as\n"
     "ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at key i + K. --causal onnx is\n"
     "ONNX's is_causal: K = the past length, or valid - N with --kv-len valid (one per batch element\n"
     "allowed, ONNX's nonpad_kv_seqlen), else 0.\n"
@@ -112,12 +117,13 @@ void write_selftest(const char* text) { std::fputs(text, g_selftest_out); }
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
   std::string causal, window, offset, kv_len, scale, softcap, scores, score_stage = "scaled", heads, dtype = "f32",
-      port = "default", qparams, past_k, past_v, present_k, present_v;
+      port = "default", qparams, int8_mode, past_k, past_v, present_k, present_v;
 };
 
-// --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]]"; a tensor's entry may
-// list one S[:Z] per head, separated by '/'. Z defaults to 0 (symmetric).
-// Only the syntax is checked here: plan_int8 judges the values.
+// --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]][,s=S[:Z]]"; a tensor's
+// entry may list one S[:Z] per head, separated by '/'. Z defaults to 0
+// (symmetric). s= is the TFLite mode's int8 score tensor. Only the syntax is
+// checked here: plan_int8 judges the values.
 struct TensorQuant {
   std::vector<float> scale;
   std::vector<int32_t> zero_point;
@@ -126,18 +132,39 @@ struct TensorQuant {
 };
 
 struct QuantSpec {
-  TensorQuant q, k, v, y, b;
+  TensorQuant q, k, v, y, b, s;
 };
 
-// The plan_int8 scheme of parsed --qparams (the softmax scale is the caller's).
-tinyattn::Int8Scheme scheme_of(const QuantSpec& qs) {
+// The plan_int8 scheme of parsed --qparams in a mode (the softmax scale is the caller's).
+tinyattn::Int8Scheme scheme_of(const QuantSpec& qs, tinyattn::Int8Mode mode) {
   tinyattn::Int8Scheme scheme;
   scheme.q = qs.q.params();
   scheme.k = qs.k.params();
   scheme.v = qs.v.params();
   scheme.y = qs.y.params();
   if (qs.b.given) scheme.bias = qs.b.params();
+  scheme.mode = mode;
+  if (qs.s.given) scheme.scores = qs.s.params();
   return scheme;
+}
+
+// --int8-mode (empty: native), and whether s= in --qparams fits it: the
+// TFLite mode needs the score tensor's quantization, and the native mode
+// refuses one rather than ignore it (a forgotten --int8-mode tflite would
+// otherwise run the other arithmetic without a word). "" when all is well.
+std::string int8_mode_error(const std::string& arg, const QuantSpec* qs, tinyattn::Int8Mode* mode) {
+  if (arg.empty() || arg == "native") *mode = tinyattn::Int8Mode::kNative;
+  else if (arg == "tflite") *mode = tinyattn::Int8Mode::kTflite;
+  else return "--int8-mode must be native or tflite, got '" + arg + "'";
+  if (!qs) return "";
+  const bool tflite = *mode == tinyattn::Int8Mode::kTflite;
+  if (tflite && !qs->s.given)
+    return "--int8-mode tflite needs s=SCALE[:ZERO_POINT] in --qparams (the int8 score tensor Q.K^T is requantized "
+           "into)";
+  if (!tflite && qs->s.given) return "--qparams gives s= (the TFLite mode's score tensor): add --int8-mode tflite";
+  if (tflite && qs->b.given)
+    return "--int8-mode tflite takes no int8 bias (b=): a TFLite graph adds it as an op of its own";
+  return "";
 }
 
 // Not "name=": a file holding the same text (commas, spaces or newlines between entries).
@@ -168,9 +195,9 @@ bool parse_qparams(const std::string& spec_in, QuantSpec* out, std::string* erro
     const size_t eq = entry.find('=');
     const std::string name = entry.substr(0, eq);
     TensorQuant* t = name == "q" ? &out->q : name == "k" ? &out->k : name == "v" ? &out->v
-                   : name == "y" ? &out->y : name == "b" ? &out->b : nullptr;
+                   : name == "y" ? &out->y : name == "b" ? &out->b : name == "s" ? &out->s : nullptr;
     if (eq == std::string::npos || !t) {
-      *error = "--qparams: '" + entry + "' is not q=, k=, v=, y= or b= followed by SCALE[:ZERO_POINT]";
+      *error = "--qparams: '" + entry + "' is not q=, k=, v=, y=, b= or s= followed by SCALE[:ZERO_POINT]";
       return false;
     }
     if (t->given) {
@@ -365,7 +392,8 @@ int cmd_run(const Io& io, int argc, char** argv) {
                         {"--present-v", &r.present_v},
                         {"--dtype", &r.dtype},
                         {"--port", &r.port},
-                        {"--qparams", &r.qparams}};
+                        {"--qparams", &r.qparams},
+                        {"--int8-mode", &r.int8_mode}};
   for (int i = 0; i < argc; ++i) {
     const int taken = take_value(io, opts, sizeof opts / sizeof opts[0], argc, argv, &i);
     if (taken > 0) return taken;
@@ -379,6 +407,9 @@ int cmd_run(const Io& io, int argc, char** argv) {
   if (is_i8 && r.qparams.empty())
     return usage_error(io, "--dtype i8 needs --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z]");
   if (!is_i8 && !r.qparams.empty()) return usage_error(io, "--qparams applies to --dtype i8 only");
+  if (!is_i8 && !r.int8_mode.empty()) return usage_error(io, "--int8-mode applies to --dtype i8 only");
+  tinyattn::Int8Mode int8_mode = tinyattn::Int8Mode::kNative;
+  if (std::string e = int8_mode_error(r.int8_mode, nullptr, &int8_mode); !e.empty()) return usage_error(io, e);
   if (r.past_k.empty() != r.past_v.empty())
     return usage_error(io, "--past-k and --past-v go together (ONNX's past_key and past_value)");
   if (r.present_k.empty() != r.present_v.empty())
@@ -479,6 +510,7 @@ int cmd_run(const Io& io, int argc, char** argv) {
 
   QuantSpec qspec;
   if (is_i8 && !parse_qparams(r.qparams, &qspec, &error)) return usage_error(io, error);
+  if (is_i8 && !(error = int8_mode_error(r.int8_mode, &qspec, &int8_mode)).empty()) return usage_error(io, error);
   Array qa, ka, va, pka, pva;
   std::vector<float> q, k, v, pk, pv;
   std::vector<tinyattn::half> qh, kh, vh, pkh, pvh;
@@ -653,7 +685,7 @@ int cmd_run(const Io& io, int argc, char** argv) {
     weights_h.resize(want_weights ? w_elems : 0);
     ws.resize(tinyattn::forward_f16_workspace_bytes(d, want_weights));
   } else if (is_i8) {
-    tinyattn::Int8Scheme scheme = scheme_of(qspec);
+    tinyattn::Int8Scheme scheme = scheme_of(qspec, int8_mode);
     scheme.softmax_scale = opt.scale;
     plans.resize(d.hq);
     const tinyattn::Status s = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
@@ -722,6 +754,9 @@ int cmd_run(const Io& io, int argc, char** argv) {
       std::string hint;
       if (s == tinyattn::Status::kBadMask)
         hint = " (the window is empty: L + R must be >= 0, or --offset + N > --kv-len: a query past the valid keys)";
+      else if (s == tinyattn::Status::kBadDimension && int8_mode == tinyattn::Int8Mode::kTflite)
+        hint = " (--int8-mode tflite takes at most " + std::to_string(tinyattn::kMaxMTflite) +
+               " keys: TFLite's softmax sums in Q12.19)";
       return fail(io, std::string(api) + " rejected the problem" +
                   (batch > 1 ? " (batch element " + std::to_string(b) + ")" : std::string()) + ": " +
                   tinyattn::to_string(s) + hint);
@@ -767,10 +802,10 @@ int cmd_run(const Io& io, int argc, char** argv) {
 // layouts are one (lib/src/c_api.cc asserts it). Only Dk and the heads enter
 // a plan; N and M do not.
 int cmd_plan(const Io& io, int argc, char** argv) {
-  std::string dk_arg, qparams, heads = "1,1", scale_arg, name = "tinyattn_plan", lang = "c", out;
+  std::string dk_arg, qparams, heads = "1,1", scale_arg, name = "tinyattn_plan", lang = "c", out, mode_arg;
   ValueOption opts[] = {{"--dk", &dk_arg},       {"--qparams", &qparams}, {"--heads", &heads},
                         {"--scale", &scale_arg}, {"--name", &name},       {"--lang", &lang},
-                        {"--out", &out}};
+                        {"--out", &out},         {"--int8-mode", &mode_arg}};
   for (int i = 0; i < argc; ++i) {
     const int taken = take_value(io, opts, sizeof opts / sizeof opts[0], argc, argv, &i);
     if (taken > 0) return taken;
@@ -787,6 +822,8 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (!identifier) return usage_error(io, "plan: --name must be a C identifier, got '" + name + "'");
   if (lang != "c" && lang != "cpp") return usage_error(io, "plan: --lang must be c or cpp");
+  tinyattn::Int8Mode int8_mode = tinyattn::Int8Mode::kNative;
+  if (std::string e = int8_mode_error(mode_arg, nullptr, &int8_mode); !e.empty()) return usage_error(io, "plan: " + e);
   float softmax_scale = 0.0f;
   if (!scale_arg.empty()) {
     char* end = nullptr;
@@ -802,7 +839,8 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   }
   QuantSpec qspec;
   if (!parse_qparams(qparams, &qspec, &error)) return usage_error(io, error);
-  tinyattn::Int8Scheme scheme = scheme_of(qspec);
+  if (!(error = int8_mode_error(mode_arg, &qspec, &int8_mode)).empty()) return usage_error(io, "plan: " + error);
+  tinyattn::Int8Scheme scheme = scheme_of(qspec, int8_mode);
   if (!scale_arg.empty()) scheme.softmax_scale = softmax_scale;
   tinyattn::Dims d{1, 1, static_cast<size_t>(dk), 1};
   d.hq = static_cast<size_t>(hq);
@@ -816,6 +854,7 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   const bool c = lang == "c";
   std::string cmdline = "tinyattn plan --dk " + dk_arg + " --heads " + heads + " --qparams " + qparams;
   if (!scale_arg.empty()) cmdline += " --scale " + scale_arg;
+  if (!mode_arg.empty()) cmdline += " --int8-mode " + mode_arg;
   for (size_t at; (at = cmdline.find("*/")) != std::string::npos;) cmdline.replace(at, 2, "* /");  // stay a comment
   std::string text = "/* tinyattn int8 plan: " + cmdline + "\n" +
                      " * One head plan per query head: {logit, output, bias multipliers {multiplier, shift},\n"

@@ -275,11 +275,26 @@ typedef struct tinyattn_quant_params {
   size_t count;
 } tinyattn_quant_params;
 
+/* What tinyattn_forward_i8 computes for a head (tinyattn::Int8Mode,
+ * docs/quant.md). */
+typedef enum tinyattn_int8_mode {
+  TINYATTN_INT8_MODE_NATIVE = 0, /* tinyattn's integer softmax, Q0.15 weights */
+  TINYATTN_INT8_MODE_TFLITE,     /* TFLite's int8 BatchMatMul, Softmax, BatchMatMul, bit for bit */
+  TINYATTN_INT8_MODE_MIN_ = -0x7FFFFFFF - 1,
+  TINYATTN_INT8_MODE_MAX_ = 0x7FFFFFFF
+} tinyattn_int8_mode;
+
+/* Zero-initialised: the native mode without a bias. New fields go at the
+ * end, so positional initialisers of the first ones keep their meaning. */
 typedef struct tinyattn_int8_scheme {
   tinyattn_quant_params q, k, v, y;
-  int use_softmax_scale;  /* nonzero: softmax_scale; zero: 1/sqrt(Dk) */
+  int use_softmax_scale;  /* nonzero: softmax_scale; zero: 1/sqrt(Dk) (TFLite: the softmax's beta) */
   float softmax_scale;
-  tinyattn_quant_params bias;  /* bias.scale null: no bias */
+  tinyattn_quant_params bias;  /* bias.scale null: no bias (native mode only) */
+  tinyattn_int8_mode mode;     /* a value outside the enum: TINYATTN_UNSUPPORTED */
+  /* TFLITE only (required there, ignored in NATIVE): the int8 score tensor
+   * Q.K^T is requantized into (the model's BatchMatMul output); count 1 or hq. */
+  tinyattn_quant_params scores;
 } tinyattn_int8_scheme;
 
 /* real ~= multiplier * 2^-shift. Same layout as tinyattn::FixedMultiplier. */
@@ -305,14 +320,10 @@ typedef struct tinyattn_tflite_params {
   tinyattn_tflite_multiplier output; /* BatchMatMul P.V: (1/256) * sv / sy */
 } tinyattn_tflite_params;
 
-/* tinyattn_int8_head_plan::mode (tinyattn::Int8Mode) */
-#define TINYATTN_INT8_MODE_NATIVE 0
-#define TINYATTN_INT8_MODE_TFLITE 1
-
 /* One query head's plan: integers only, so it can be computed offline and
- * kept in flash. Same layout as tinyattn::Int8HeadPlan. mode 0 (native)
- * reads logit, output, bias; mode 1 (TFLite) reads tflite; both the zero
- * points of q, k, v, y. */
+ * kept in flash. Same layout as tinyattn::Int8HeadPlan. mode, a
+ * tinyattn_int8_mode value kept as int32_t: NATIVE reads logit, output,
+ * bias; TFLITE reads tflite; both the zero points of q, k, v, y. */
 typedef struct tinyattn_int8_head_plan {
   tinyattn_fixed_multiplier logit;
   tinyattn_fixed_multiplier output;
