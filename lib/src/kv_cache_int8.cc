@@ -39,11 +39,15 @@ bool row_scale(float amax, bool half_scales, float* scale, half* stored) {
   return true;
 }
 
+// The largest |x[c]|, or the first inf or NaN (which fails row_scale): a NaN
+// must not be lost to a later finite element, or it would reach the
+// conversion to int in quantize_row.
 float max_abs(const float* x, size_t n) {
   float m = 0.0f;
   for (size_t c = 0; c < n; ++c) {
     const float a = std::fabs(x[c]);
-    m = a > m || a != a ? a : m;  // NaN stays (and fails row_scale)
+    if (!(a <= FLT_MAX)) return a;
+    m = a > m ? a : m;
   }
   return m;
 }
@@ -137,6 +141,18 @@ Status int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& posi
   if (n == 0 || n > s.max_new) return Status::kBadDimension;
   if (s.window == 0 && position + n > s.capacity) return Status::kCacheFull;
   if (ws.data == nullptr || ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
+  // k and v are read twice (checked, then stored): nothing this call writes
+  // (the scratch, the cache's rows and scales) may overlap them.
+  const size_t scale_bytes = slots.half_scales ? sizeof(half) : sizeof(float);
+  const Extent ins[] = {{k, s.hkv * n * s.dk * sizeof(In)}, {v, s.hkv * n * s.dv * sizeof(In)}};
+  const Extent outs[] = {{ws.data, kv_int8_workspace_bytes(s)},
+                         {slots.k, s.hkv * s.capacity * s.dk},
+                         {slots.v, s.hkv * s.capacity * s.dv},
+                         {slots.k_scale, s.hkv * s.capacity * scale_bytes},
+                         {slots.v_scale, s.hkv * s.capacity * scale_bytes}};
+  for (const Extent& out : outs)
+    for (const Extent& in : ins)
+      if (check_aliasing(&in, 1, &out, 1) != Status::kOk) return Status::kAliasing;
   auto* buf = reinterpret_cast<float*>(aligned_base(ws));
   // A token that int8 cannot hold (inf, NaN, or past an fp16 scale's range,
   // as rotated) is refused before anything is written.
@@ -287,13 +303,13 @@ Status int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope&
   if (kf == nullptr || ki == nullptr) return Status::kPortUnavailable;
   if (ws.bytes < kv_int8_workspace_bytes(s)) return Status::kWorkspaceTooSmall;
   const Dims d = kv_cache_dims(s, n);
-  // y may not overlap what attend reads (q, the cache) or its scratch.
+  // y and the scratch may not overlap what attend reads (q, the cache) or
+  // each other: the query rows are read after the scratch is written.
   const Extent ins[] = {{q, d.q_elems() * sizeof(IO)},
                         {cache.k, s.hkv * s.capacity * s.dk},
-                        {cache.v, s.hkv * s.capacity * s.dv},
-                        {ws.data, kv_int8_workspace_bytes(s)}};
-  const Extent outs[] = {{y, d.y_elems() * sizeof(IO)}};
-  if (check_aliasing(ins, 4, outs, 1) != Status::kOk) return Status::kAliasing;
+                        {cache.v, s.hkv * s.capacity * s.dv}};
+  const Extent outs[] = {{y, d.y_elems() * sizeof(IO)}, {ws.data, kv_int8_workspace_bytes(s)}};
+  if (check_aliasing(ins, 3, outs, 2) != Status::kOk) return Status::kAliasing;
 
   const float scale = effective_scale(d, options);
   if (cache.half_scales)

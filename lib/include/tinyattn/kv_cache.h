@@ -310,7 +310,8 @@ constexpr size_t kv_int8_workspace_bytes(const KvCacheShape& s) {
 // Quantizes and stores n new tokens (K[hkv][n][dk], V[hkv][n][dv], fp32 or
 // fp16, each row taken as fp32 in ws, of kv_int8_workspace_bytes).
 // kBadQuantization (nothing stored) for a row int8 cannot hold: an inf or
-// NaN, or with fp16 scales an element past 127 * 65504 (as rotated). With
+// NaN, or with fp16 scales an element past 127 * 65504 (as rotated);
+// kAliasing for k or v overlapping ws or the cache's rows or scales. With
 // rope.on, each key row is rotated before it is quantized.
 Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& position, const float* k,
                       const float* v, size_t n, const KvRope& rope, Workspace ws);
@@ -319,7 +320,8 @@ Status kv_int8_append(const KvCacheShape& s, const KvInt8Slots& slots, size_t& p
 // The n newest tokens' queries (Q[hq][n][dk], rotated first with rope.on)
 // against the stored bytes: Y[hq][n][dv], in fp32 arithmetic whatever the
 // rows' type (fp16: the query rows widened, Y rounded). Options: scale,
-// softcap and port.
+// softcap and port. kAliasing for y or ws overlapping q, the cache or each
+// other.
 Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
                       Workspace ws, const float* q, float* y, size_t n, const Options& options = {});
 Status kv_int8_attend(const KvCacheShape& s, const KvInt8View& cache, const KvRope& rope, size_t position,
