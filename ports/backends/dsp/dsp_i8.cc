@@ -248,6 +248,7 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
   const uint32_t csh = 32 - static_cast<uint32_t>(shift);
   for (size_t j = 0; j < n; ++j) {
     const int32_t sj = s[j];
+    // cppcheck-suppress shiftTooManyBitsSigned ; GCC and clang define >> of a negative int as arithmetic (ASR)
     const uint64_t x = static_cast<uint64_t>(start + int64_t{sj} * m + (sj >> 31));
     const int32_t hi = static_cast<int32_t>(x >> 32);
     const uint32_t lo = static_cast<uint32_t>(x);
@@ -279,6 +280,7 @@ void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
     const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
     const uint32_t est = (hi + q.round) >> q.sh;
     const uint64_t qq = static_cast<uint64_t>(est) * q.s + c - (static_cast<uint64_t>(ej) << 15);
+    // cppcheck-suppress shiftTooManyBitsSigned ; arithmetic (ASR) with GCC and clang
     p[j] = static_cast<int32_t>(est - static_cast<uint32_t>(static_cast<int32_t>(qq >> 32) >> 31));
   }
 }
@@ -363,7 +365,7 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
     // The last 0..3 columns, one at a time; and if some p_j == kProbOne, which
     // entered the columns before as -2^15, 2^16 v_jc added back to those
     // (modular).
-    for (size_t c = bits & kProbOne ? 0 : blocked; c < dv; ++c) {
+    for (size_t c = (bits & kProbOne) ? 0 : blocked; c < dv; ++c) {
       uint32_t a = u32(acc[c]);
       for (size_t i = 0; i < len; ++i) {
         uint32_t w = u32(pj[i]);
@@ -391,6 +393,7 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   const int32_t base = (int32_t{1} << (k - 1)) + static_cast<int32_t>(u32(y_zero) << k);
   for (size_t c = 0; c < n; ++c) {
     const int32_t a = acc[c];
+    // cppcheck-suppress shiftTooManyBitsSigned ; arithmetic (ASR) with GCC and clang
     int32_t lo = a >> 31, hi = base + lo;
     __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(a), "r"(m));
     y[c] = static_cast<int8_t>(__ssat(hi >> k, 8));

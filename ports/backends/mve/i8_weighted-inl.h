@@ -116,30 +116,30 @@ __attribute__((noinline)) bool weighted_sum_gathers(const int32_t* p, const int8
   int32_t sum_p = 0;
   PassEnds ends{true, false, v_zero};
   size_t j = 0;
-  bool ok = true;
-  while (ok && j < count) {
+  bool gathered = true;
+  while (gathered && j < count) {
     const size_t rest = count - j;
     const int8_t* vj = v + j * ldv;
     if (rest >= 32) {
       ends.last = rest == 32;
-      ok = gather_pass<4, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
+      gathered = gather_pass<4, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
       j += 32;
     } else if (rest >= 16) {
       ends.last = rest == 16;
-      ok = gather_pass<2, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
+      gathered = gather_pass<2, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
       j += 16;
     } else if (rest >= 8) {
       ends.last = rest == 8;
-      ok = gather_pass<1, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
+      gathered = gather_pass<1, false>(p + j, vj, ldv, dv, 0, ends, sum_p, acc);
       j += 8;
     } else {
       ends.last = true;
-      ok = gather_pass<1, true>(p + j, vj, ldv, dv, vctp16q(static_cast<uint32_t>(rest)), ends, sum_p, acc);
+      gathered = gather_pass<1, true>(p + j, vj, ldv, dv, vctp16q(static_cast<uint32_t>(rest)), ends, sum_p, acc);
       j = count;
     }
     ends.first = false;
   }
-  return ok;
+  return gathered;
 }
 
 // A dispatcher with a small frame, as scores is.
