@@ -364,6 +364,10 @@ size_t tinyattn_forward_i8_workspace_bytes(const tinyattn_dims* dims) {
   return dims ? forward_i8_workspace_bytes(to_cxx(*dims)) : 0;
 }
 
+size_t tinyattn_forward_i8_tflite_workspace_bytes(const tinyattn_dims* dims) {
+  return dims ? forward_i8_tflite_workspace_bytes(to_cxx(*dims)) : 0;
+}
+
 tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_forward_io_i8* io,
                                     const tinyattn_int8_head_plan* plans, size_t plan_count, void* workspace,
                                     size_t workspace_bytes, const tinyattn_mask* mask,

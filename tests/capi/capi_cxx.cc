@@ -127,6 +127,9 @@ size_t capi_cxx_forward_f16_workspace_bytes(const tinyattn_dims* d, int with_wei
   return forward_f16_workspace_bytes(dims_of(d), with_weights != 0);
 }
 size_t capi_cxx_forward_i8_workspace_bytes(const tinyattn_dims* d) { return forward_i8_workspace_bytes(dims_of(d)); }
+size_t capi_cxx_forward_i8_tflite_workspace_bytes(const tinyattn_dims* d) {
+  return forward_i8_tflite_workspace_bytes(dims_of(d));
+}
 size_t capi_cxx_backward_workspace_bytes(const tinyattn_dims* d, int recompute) {
   return backward_workspace_bytes(dims_of(d), recompute ? BackwardMode::kRecompute : BackwardMode::kSavedWeights);
 }

@@ -38,6 +38,7 @@ const char* capi_cxx_status_string(int s);
 size_t capi_cxx_forward_workspace_bytes(const tinyattn_dims* d, int with_weights, int transposed_keys);
 size_t capi_cxx_forward_f16_workspace_bytes(const tinyattn_dims* d, int with_weights);
 size_t capi_cxx_forward_i8_workspace_bytes(const tinyattn_dims* d);
+size_t capi_cxx_forward_i8_tflite_workspace_bytes(const tinyattn_dims* d);
 size_t capi_cxx_backward_workspace_bytes(const tinyattn_dims* d, int recompute);
 
 /* The C++ self-test of the default port: its check count and failures. */

@@ -631,6 +631,10 @@ static void test_workspace_macros(void) {
           }
           CHECK(TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv) == tinyattn_forward_i8_workspace_bytes(&d));
           CHECK(TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv) == capi_cxx_forward_i8_workspace_bytes(&d));
+          CHECK(TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(n, m, dk, dv) ==
+                tinyattn_forward_i8_tflite_workspace_bytes(&d));
+          CHECK(TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(n, m, dk, dv) ==
+                capi_cxx_forward_i8_tflite_workspace_bytes(&d));
           CHECK(TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, TINYATTN_BACKWARD_SAVED_WEIGHTS) ==
                 tinyattn_backward_workspace_bytes(&d, TINYATTN_BACKWARD_SAVED_WEIGHTS));
           CHECK(TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, TINYATTN_BACKWARD_RECOMPUTE) ==
@@ -643,6 +647,7 @@ static void test_workspace_macros(void) {
   CHECK(tinyattn_forward_workspace_bytes(NULL, 1, TINYATTN_SCRATCH_MINIMAL) == 0);
   CHECK(tinyattn_forward_f16_workspace_bytes(NULL, 1) == 0);
   CHECK(tinyattn_forward_i8_workspace_bytes(NULL) == 0);
+  CHECK(tinyattn_forward_i8_tflite_workspace_bytes(NULL) == 0);
   CHECK(tinyattn_backward_workspace_bytes(NULL, TINYATTN_BACKWARD_RECOMPUTE) == 0);
 }
 

@@ -685,6 +685,16 @@ void any_scheme(Bytes& in, const Shape& sh, QuantValues* qv, tinyattn_int8_schem
   scheme->use_softmax_scale = fault(in, 64) ? 1 : 0;
   scheme->softmax_scale = any_float(in);
   if (fault(in, 64)) scheme->bias = any_quant(in, *qv, sh.c.hq);
+  // The mode and the score tensor's parameters from values already read, so
+  // the committed inputs take the same paths through everything before: a
+  // quarter TFLite (scores as Y's), a few a mode outside the enum.
+  uint32_t bits;
+  std::memcpy(&bits, &scheme->softmax_scale, sizeof bits);
+  const uint32_t pick_mode = (bits ^ static_cast<uint32_t>(qv->zero[0]) ^ static_cast<uint32_t>(qv->zero[1])) % 64;
+  scheme->mode = pick_mode < 16   ? TINYATTN_INT8_MODE_TFLITE
+                 : pick_mode == 16 ? static_cast<tinyattn_int8_mode>(2 + (bits >> 8) % 1000)
+                                  : TINYATTN_INT8_MODE_NATIVE;
+  scheme->scores = scheme->y;
 }
 
 void fuzz_forward_i8(Bytes& in) {
@@ -696,8 +706,9 @@ void fuzz_forward_i8(Bytes& in) {
   tinyattn_options opt;
   any_options(in, &opt);
   const bool with_weights = in.chance(128);
-  const size_t ws_real = tinyattn::forward_i8_workspace_bytes(a);
-  const size_t ws_bytes = any_ws_bytes(in, tinyattn_forward_i8_workspace_bytes(&sh.c));
+  const size_t ws_real = tinyattn::forward_i8_tflite_workspace_bytes(a);
+  // Read before the scheme, as always; the TFLite size where the scheme asks for it, below.
+  const size_t ws_kind = any_ws_bytes(in, tinyattn_forward_i8_workspace_bytes(&sh.c));
 
   Pool p;
   const int bq = p.add(a.q_elems()), bk = p.add(a.k_elems()), bv = p.add(a.v_elems());
@@ -718,6 +729,10 @@ void fuzz_forward_i8(Bytes& in) {
   QuantValues qv;
   tinyattn_int8_scheme scheme;
   any_scheme(in, sh, &qv, &scheme);
+  const size_t ws_bytes = scheme.mode == TINYATTN_INT8_MODE_TFLITE &&
+                                  ws_kind == tinyattn_forward_i8_workspace_bytes(&sh.c)
+                              ? tinyattn_forward_i8_tflite_workspace_bytes(&sh.c)
+                              : ws_kind;
   const size_t capacity = fault(in, 24) ? in.range(0, a.hq + 2) : a.hq;
 
   // Plans from plan_int8 when it accepts the scheme, else arbitrary fields.
@@ -781,6 +796,10 @@ void fuzz_plan_int8(Bytes& in) {
     FUZZ_REQUIRE(s == TINYATTN_NULL_POINTER);
     return;
   }
+  if (scheme.mode != TINYATTN_INT8_MODE_NATIVE && scheme.mode != TINYATTN_INT8_MODE_TFLITE) {
+    FUZZ_REQUIRE(s == TINYATTN_UNSUPPORTED);  // refused in C before it becomes an Int8Mode
+    return;
+  }
   std::vector<tinyattn::Int8HeadPlan> cplans(capacity + 1);
   auto quant = [](const tinyattn_quant_params& c) {
     tinyattn::QuantParams r;
@@ -795,6 +814,8 @@ void fuzz_plan_int8(Bytes& in) {
   cs.v = quant(scheme.v);
   cs.y = quant(scheme.y);
   cs.bias = quant(scheme.bias);
+  cs.scores = quant(scheme.scores);
+  cs.mode = scheme.mode == TINYATTN_INT8_MODE_TFLITE ? tinyattn::Int8Mode::kTflite : tinyattn::Int8Mode::kNative;
   if (scheme.use_softmax_scale) cs.softmax_scale = scheme.softmax_scale;
   const Status cst = tinyattn::plan_int8(dims_of(sh.c), cs, null_plans ? nullptr : cplans.data(), capacity);
   FUZZ_REQUIRE(static_cast<int>(s) == static_cast<int>(cst));
@@ -1095,6 +1116,7 @@ void fuzz_sizes_and_names(Bytes& in) {
                                                              : tinyattn::Scratch::kMinimal));
   FUZZ_REQUIRE(tinyattn_forward_f16_workspace_bytes(&d, with_weights) == tinyattn::forward_f16_workspace_bytes(cd, ww));
   FUZZ_REQUIRE(tinyattn_forward_i8_workspace_bytes(&d) == tinyattn::forward_i8_workspace_bytes(cd));
+  FUZZ_REQUIRE(tinyattn_forward_i8_tflite_workspace_bytes(&d) == tinyattn::forward_i8_tflite_workspace_bytes(cd));
   FUZZ_REQUIRE(tinyattn_backward_workspace_bytes(&d, mode) ==
                tinyattn::backward_workspace_bytes(cd, mode == TINYATTN_BACKWARD_RECOMPUTE
                                                           ? tinyattn::BackwardMode::kRecompute
@@ -1104,10 +1126,13 @@ void fuzz_sizes_and_names(Bytes& in) {
     FUZZ_REQUIRE(TINYATTN_FORWARD_F16_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv, ww) ==
                  tinyattn::forward_f16_workspace_bytes(cd, ww));
     FUZZ_REQUIRE(TINYATTN_FORWARD_I8_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv) == tinyattn::forward_i8_workspace_bytes(cd));
+    FUZZ_REQUIRE(TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv) ==
+                 tinyattn::forward_i8_tflite_workspace_bytes(cd));
   }
   FUZZ_REQUIRE(tinyattn_forward_workspace_bytes(nullptr, 1, scratch) == 0);
   FUZZ_REQUIRE(tinyattn_forward_f16_workspace_bytes(nullptr, 1) == 0);
   FUZZ_REQUIRE(tinyattn_forward_i8_workspace_bytes(nullptr) == 0);
+  FUZZ_REQUIRE(tinyattn_forward_i8_tflite_workspace_bytes(nullptr) == 0);
   FUZZ_REQUIRE(tinyattn_backward_workspace_bytes(nullptr, mode) == 0);
 
   // Names and conversions: never null, the C++ values.

@@ -351,6 +351,9 @@ tinyattn_status tinyattn_make_multiplier(double real, tinyattn_fixed_multiplier*
 tinyattn_status tinyattn_validate_int8_head_plan(const tinyattn_int8_head_plan* plan);
 
 size_t tinyattn_forward_i8_workspace_bytes(const tinyattn_dims* dims);
+/* 1 KB more: room for a TFLITE head's table of the 256 exps an int8 score
+ * difference can need, each computed once per head (the same bytes either way). */
+size_t tinyattn_forward_i8_tflite_workspace_bytes(const tinyattn_dims* dims);
 /* Integer arithmetic only. plans: plan_count (= hq) head plans. The mask's
  * float bias and options->use_scale are UNSUPPORTED here (the plan holds
  * the scale); options->port picks the kernels (same bytes on each). */
@@ -669,6 +672,9 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
 #define TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv)                                             \
   (TINYATTN_ALIGN_UP_((size_t)(m) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) +                     \
    TINYATTN_ALIGN_UP_((size_t)(dv) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) + TINYATTN_WORKSPACE_ALIGN)
+
+#define TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(n, m, dk, dv) \
+  (TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv) + 256u * sizeof(int32_t))
 
 #define TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, mode)                                           \
   (TINYATTN_FLOATS_BYTES_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE)) *                     \
