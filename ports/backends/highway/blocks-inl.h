@@ -170,20 +170,38 @@ HWY_INLINE void StoreTileColumn(D d, bool partial, V r0, V r1, V r2, V r3, V a0,
   hn::StoreU(hn::Mul(r3, a3), d, y + 3 * ldy);
 }
 
-// Four rows by `kCols` (1 to 3) vectors of columns: per key, kCols value
-// loads and four weight broadcasts feed 4*kCols FMAs (3: twelve independent
-// chains, enough to cover the FMA latency on two pipes). kTail: the last
-// vector is a partial one of `rest` (< N) lanes, in the same pass over the
-// keys as the whole ones.
+// Vectors of columns per weighted-sum tile (four rows each): 3 where the
+// vector registers are 16 (x86: 12 accumulators, 3 value vectors and a
+// weight); 5 on AArch64's 32 (NEON, SVE: 20 accumulators, 4 weights and the
+// values), so fewer passes over the keys, each of which reloads the four
+// rows' weights. Six vectors' 24 accumulators spilled three of them in the
+// loop (GCC 12 loads all values first): more instructions than five.
+#if HWY_ARCH_ARM_A64
+#define TINYATTN_HWY_TILE_COLS 5
+#else
+#define TINYATTN_HWY_TILE_COLS 3
+#endif
+static_assert(TINYATTN_HWY_TILE_COLS == 3 || TINYATTN_HWY_TILE_COLS == 5, "the tiles below have 3 or 5 vectors");
+
+// Four rows by `kCols` (1 to TINYATTN_HWY_TILE_COLS) vectors of columns: per
+// key, kCols value loads and four weight broadcasts feed 4*kCols FMAs (3:
+// twelve independent chains, enough to cover the FMA latency on two pipes).
+// kTail: the last vector is a partial one of `rest` (< N) lanes, in the same
+// pass over the keys as the whole ones.
 template <int kCols, bool kTail = false>
 HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v, size_t ldv,
                                 size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy, size_t rest) {
+  static_assert(kCols >= 1 && kCols <= TINYATTN_HWY_TILE_COLS, "kCols vectors of accumulators fit the registers");
   const D d;
   const size_t N = hn::Lanes(d);
   const float *p0 = p, *p1 = p + ldp, *p2 = p + 2 * ldp, *p3 = p + 3 * ldp;
   V y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);  // column vector 0, rows 0..3
   V z0 = hn::Zero(d), z1 = hn::Zero(d), z2 = hn::Zero(d), z3 = hn::Zero(d);  // column vector 1
   V x0 = hn::Zero(d), x1 = hn::Zero(d), x2 = hn::Zero(d), x3 = hn::Zero(d);  // column vector 2
+#if TINYATTN_HWY_TILE_COLS > 3
+  V u0 = hn::Zero(d), u1 = hn::Zero(d), u2 = hn::Zero(d), u3 = hn::Zero(d);  // column vector 3
+  V t0 = hn::Zero(d), t1 = hn::Zero(d), t2 = hn::Zero(d), t3 = hn::Zero(d);  // column vector 4
+#endif
   const float* vj = v;
   for (size_t j = 0; j < count; ++j, vj += ldv) {
     // V is finite here (KernelsF32::weighted_sum_block): zero weights add nothing.
@@ -193,6 +211,38 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
       y1 = hn::MulAdd(hn::Set(d, p1[j]), va, y1);
       y2 = hn::MulAdd(hn::Set(d, p2[j]), va, y2);
       y3 = hn::MulAdd(hn::Set(d, p3[j]), va, y3);
+#if TINYATTN_HWY_TILE_COLS > 3
+    } else if (kCols > 3) {
+      // A value vector at a time against the four rows' weights; the last
+      // (kCols - 1) is the partial one where kTail.
+      const V w0 = hn::Set(d, p0[j]), w1 = hn::Set(d, p1[j]), w2 = hn::Set(d, p2[j]), w3 = hn::Set(d, p3[j]);
+      y0 = hn::MulAdd(w0, va, y0);
+      y1 = hn::MulAdd(w1, va, y1);
+      y2 = hn::MulAdd(w2, va, y2);
+      y3 = hn::MulAdd(w3, va, y3);
+      const V vb = hn::LoadU(d, vj + N);
+      z0 = hn::MulAdd(w0, vb, z0);
+      z1 = hn::MulAdd(w1, vb, z1);
+      z2 = hn::MulAdd(w2, vb, z2);
+      z3 = hn::MulAdd(w3, vb, z3);
+      const V vc = hn::LoadU(d, vj + 2 * N);
+      x0 = hn::MulAdd(w0, vc, x0);
+      x1 = hn::MulAdd(w1, vc, x1);
+      x2 = hn::MulAdd(w2, vc, x2);
+      x3 = hn::MulAdd(w3, vc, x3);
+      const V vd = kTail && kCols == 4 ? LoadTail(d, vj + 3 * N, rest) : hn::LoadU(d, vj + 3 * N);
+      u0 = hn::MulAdd(w0, vd, u0);
+      u1 = hn::MulAdd(w1, vd, u1);
+      u2 = hn::MulAdd(w2, vd, u2);
+      u3 = hn::MulAdd(w3, vd, u3);
+      if (kCols == 5) {
+        const V ve = kTail ? LoadTail(d, vj + 4 * N, rest) : hn::LoadU(d, vj + 4 * N);
+        t0 = hn::MulAdd(w0, ve, t0);
+        t1 = hn::MulAdd(w1, ve, t1);
+        t2 = hn::MulAdd(w2, ve, t2);
+        t3 = hn::MulAdd(w3, ve, t3);
+      }
+#endif
     } else {
       const V vb = kTail && kCols == 2 ? LoadTail(d, vj + N, rest) : hn::LoadU(d, vj + N);
       const V vc = kCols == 3 ? (kTail ? LoadTail(d, vj + 2 * N, rest) : hn::LoadU(d, vj + 2 * N)) : vb;
@@ -218,8 +268,28 @@ HWY_INLINE void WeightedSumTile(const float* HWY_RESTRICT p, size_t ldp, const f
   // The whole vectors, then the last one (partial with kTail).
   StoreTileColumn(d, kTail && kCols == 1, y0, y1, y2, y3, a0, a1, a2, a3, y, ldy, rest);
   if (kCols >= 2) StoreTileColumn(d, kTail && kCols == 2, z0, z1, z2, z3, a0, a1, a2, a3, y + N, ldy, rest);
-  if (kCols == 3) StoreTileColumn(d, kTail, x0, x1, x2, x3, a0, a1, a2, a3, y + 2 * N, ldy, rest);
+  if (kCols >= 3) StoreTileColumn(d, kTail && kCols == 3, x0, x1, x2, x3, a0, a1, a2, a3, y + 2 * N, ldy, rest);
+#if TINYATTN_HWY_TILE_COLS > 3
+  if (kCols >= 4) StoreTileColumn(d, kTail && kCols == 4, u0, u1, u2, u3, a0, a1, a2, a3, y + 3 * N, ldy, rest);
+  if (kCols == 5) StoreTileColumn(d, kTail, t0, t1, t2, t3, a0, a1, a2, a3, y + 4 * N, ldy, rest);
+#endif
 }
+
+#if TINYATTN_HWY_TILE_COLS > 3
+// The tile of `cols` (1 to 5) vectors, the last partial where kTail.
+template <bool kTail>
+HWY_INLINE void WeightedSumTileOf(size_t cols, const float* HWY_RESTRICT p, size_t ldp, const float* HWY_RESTRICT v,
+                                  size_t ldv, size_t count, const float* a, float* HWY_RESTRICT y, size_t ldy,
+                                  size_t rest) {
+  switch (cols) {
+    case 1: return WeightedSumTile<1, kTail>(p, ldp, v, ldv, count, a, y, ldy, rest);
+    case 2: return WeightedSumTile<2, kTail>(p, ldp, v, ldv, count, a, y, ldy, rest);
+    case 3: return WeightedSumTile<3, kTail>(p, ldp, v, ldv, count, a, y, ldy, rest);
+    case 4: return WeightedSumTile<4, kTail>(p, ldp, v, ldv, count, a, y, ldy, rest);
+    default: return WeightedSumTile<5, kTail>(p, ldp, v, ldv, count, a, y, ldy, rest);
+  }
+}
+#endif
 
 // Inlined, as ScoresBlockImpl, where dv is a constant.
 HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, size_t rows,
@@ -232,6 +302,23 @@ HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, si
   const D d;
   const size_t N = hn::Lanes(d);
   size_t c = 0;
+#if TINYATTN_HWY_TILE_COLS > 3
+  // As few tiles as five vectors each allow, of equal widths (16 vectors:
+  // 4 + 4 + 4 + 4 rather than 5 + 5 + 5 + 1, whose one vector's four FMA
+  // chains would not cover the latency); a partial last vector rides in the
+  // last tile's pass over the keys.
+  size_t vectors = (dv + N - 1) / N;
+  for (size_t tiles = (vectors + 4) / 5; tiles > 1; --tiles) {
+    const size_t cols = (vectors + tiles - 1) / tiles;
+    WeightedSumTileOf<false>(cols, p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+    vectors -= cols;
+    c += cols * N;
+  }
+  if (dv % N != 0)
+    WeightedSumTileOf<true>(vectors, p, ldp, v + c, ldv, count, a, y + c, ldy, dv - c - (vectors - 1) * N);
+  else
+    WeightedSumTileOf<false>(vectors, p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+#else
   if (dv % N != 0) {
     // A partial last vector rides in the last tile's pass over the keys (a
     // pass of its own cost as much as a whole vector's: Dv 20 on AVX-512 was
@@ -256,6 +343,7 @@ HWY_INLINE void WeightedSumBlockImpl(const float* HWY_RESTRICT p, size_t ldp, si
     WeightedSumTile<3>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
   for (; c + 2 * N <= dv; c += 2 * N) WeightedSumTile<2>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
   if (c + N <= dv) WeightedSumTile<1>(p, ldp, v + c, ldv, count, a, y + c, ldy, 0);
+#endif
 }
 
 void WeightedSumBlock(const float* HWY_RESTRICT p, size_t ldp, size_t rows, const float* HWY_RESTRICT v, size_t ldv,
