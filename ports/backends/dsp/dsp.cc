@@ -12,9 +12,11 @@
 // scores of two rows and more, a two-row tile. GCC 12 never merges float
 // loads into VLDM, hence the asm. The four-row sums run in the scalar block
 // kernels' order: the same floats. Without an FPU (M33 without FP) every
-// float operation is a libgcc call and the scalar kernels stay. The other
-// entries are the scalar port's functions under this port's name, so an
-// image with both ports holds them once.
+// float operation is a libgcc call and the scalar kernels stay. The
+// softmax's row_max, exp_shift_sum and exp take two elements per loop step
+// (softmax_rows-inl.h: exp_poly's steps, its constants reloaded by VLDM).
+// The other entries are the scalar port's functions under this port's
+// name, so an image with both ports holds them once.
 #include "backends/scalar/scalar.h"
 #include "port.h"
 
@@ -97,6 +99,9 @@ static_assert(offsetof(RowArgs, steps) == 4 && offsetof(RowArgs, factor) == 8 &&
 // The one- and two-row tiles, on RowArgs above.
 #include "score_rows-inl.h"
 #include "sum_rows-inl.h"
+// The softmax's row kernels (row_max, exp_shift_sum and exp), two elements
+// per step.
+#include "softmax_rows-inl.h"
 
 namespace tinyattn {
 namespace dsp {
@@ -318,6 +323,9 @@ void weighted_sum_full_rest(const float* p, size_t ldp, size_t rows, const float
 
 constexpr KernelsF32 make_table() {
   KernelsF32 t = scalar::table_f32("dsp");
+  t.row_max = row_max;
+  t.exp_shift_sum = exp_shift_sum;
+  t.exp = exp;
   t.scores = scores;
   t.weighted_sum = weighted_sum;
   t.scores_block = scores_block_tiles<scores_block_rest>;
@@ -327,11 +335,14 @@ constexpr KernelsF32 make_table() {
 constexpr KernelsF32 kKernels = make_table();
 
 // The table of Attention<S>'s plain call at a square fixed extent on full
-// blocks (port_kernels_f32_extent): the four-row tiles, and the scalar
-// kernels for everything else, so such an image links none of the one- and
-// two-row tiles of a decode step.
+// blocks (port_kernels_f32_extent): the four-row tiles, the exp loop, and
+// the scalar kernels for everything else, so such an image links none of
+// the one- and two-row tiles of a decode step (nor this port's row_max: 36
+// bytes more than the scalar one at -Os).
 constexpr KernelsF32 make_extent_table() {
   KernelsF32 t = scalar::table_f32("dsp");
+  t.exp_shift_sum = exp_shift_sum;
+  t.exp = exp;
   t.scores_block = scores_block_tiles<scalar::f32::scores_block>;
   t.weighted_sum_block = weighted_sum_block_tiles<weighted_sum_full_rest>;
   return t;
