@@ -330,6 +330,20 @@ inline bool short_rows_in_place(const KernelsF32& kern, float* s, size_t ld, siz
   }
   return true;
 }
+// One row: softmax_rows_in_place's path for rows == 1 (a group of one row
+// never takes softmax_short_rows), without the group loop. A finite maximum
+// (live, exp_shift_sum, scale by 1/sum) inline; the others, rare, in a frame
+// of their own, so the common call saves no registers for them.
+inline TINYATTN_NOINLINE void softmax_row_nonfinite_max(const KernelsF32& kern, float* p, size_t n, float max) {
+  RowExp e{RowEnd::kLive, max, 0.0f};  // exp_after_max settles end and sum
+  exp_after_max(kern, p, n, e);
+  finish_softmax_row(kern, p, n, e);
+}
+inline void softmax_row_in_place(const KernelsF32& kern, float* p, size_t n) {
+  const float max = kern.row_max(p, n);
+  if (!(max > -kInf && max < kInf)) return softmax_row_nonfinite_max(kern, p, n, max);
+  kern.scale(p, n, 1.0f / kern.exp_shift_sum(p, n, max));
+}
 inline void softmax_rows_in_place(const KernelsF32& kern, float* p, size_t rows, size_t n, size_t ld) {
   RowExp e[kExpRowsAtOnce];
   for (size_t r0 = 0; r0 < rows; r0 += kExpRowsAtOnce) {

@@ -7,6 +7,7 @@
 //     |g - g_ref| <= kGradTol * max|g_ref| (per tensor) + kGradTol * |g_ref|
 //   recompute mode against saved-weights mode: kModeTol, same form.
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -1050,6 +1051,96 @@ TA_CASE("softmax_rows: each row is softmax() of it, bit for bit, on every port; 
         vjp_differ += std::memcmp(one, dx + r * ld_p, n * sizeof(float)) != 0;
       }
       TA_CHECK_MSG(vjp_differ == 0, "%s n=%zu: %zu softmax_vjp_rows rows differ from softmax_vjp()", pn, n, vjp_differ);
+    }
+  }
+}
+
+// softmax() has a path of its own for its one row: it must answer as
+// softmax_rows(x, p, 1, n, n, n) does, the same status for every argument
+// fault (and nothing written then) and the same bits otherwise, from x to p
+// and in place, from n = 1 to kMaxDim, finite and non-finite rows.
+TA_CASE("softmax(): the statuses and bits of softmax_rows() with one row") {
+  PortList pl;
+  for (const size_t n : {size_t{1}, size_t{5}, size_t{16}, size_t{33}, tinyattn::kMaxDim}) {
+    Arena::Scope scope;
+    // x with room for an output right after its row; rows: a copy of x.
+    const size_t len = 2 * n + 8;
+    float* x = alloc<float>(len);
+    float* one = alloc<float>(len);
+    float* rows = alloc<float>(len);
+    if (!x || !one || !rows) {
+      TA_CHECK_MSG(n == tinyattn::kMaxDim, "arena too small for n=%zu", n);
+      continue;  // a board's arena: the largest row is the host's
+    }
+    Rng rng(307 + n);
+    for (int row = 0; row < 4; ++row) {
+      rng.fill_normal(x, len, 6.0f);
+      if (row == 1) x[n / 2] = kInf;                                       // +inf shares the weight
+      if (row == 2) x[n - 1] = std::numeric_limits<float>::quiet_NaN();  // all NaN
+      if (row == 3)
+        for (size_t j = 0; j < n; ++j) x[j] = -kInf;  // all 0
+      for (size_t pi = 0; pi < pl.n; ++pi) {
+        const Port port = pl.ports[pi];
+        const char* pn = tinyattn::port_name(port);
+        TA_CHECK(tinyattn::softmax(x, one, n, port) == Status::kOk);
+        TA_CHECK(tinyattn::softmax_rows(x, rows, 1, n, n, n, port) == Status::kOk);
+        TA_CHECK_MSG(std::memcmp(one, rows, n * sizeof(float)) == 0, "%s n=%zu row %d: x to p differs", pn, n, row);
+        std::memcpy(rows, x, n * sizeof(float));
+        TA_CHECK(tinyattn::softmax(rows, rows, n, port) == Status::kOk);
+        TA_CHECK_MSG(std::memcmp(one, rows, n * sizeof(float)) == 0, "%s n=%zu row %d: in place differs", pn, n, row);
+      }
+    }
+    // The faults, each against softmax_rows' status; neither call writes.
+    float* const odd = reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(one) + 2);
+    struct Fault {
+      const float* in;
+      float* out;
+      size_t n;
+      Port port;
+    };
+    const Fault faults[] = {
+        {nullptr, one, n, Port::kDefault},
+        {x, nullptr, n, Port::kDefault},
+        {nullptr, nullptr, 0, static_cast<Port>(200)},
+        {x, one, 0, Port::kDefault},
+        {x, one, tinyattn::kMaxDim + 1, Port::kDefault},
+        {x, odd, n, Port::kDefault},
+        {odd, x, n, Port::kDefault},
+        {odd, odd, 0, Port::kDefault},
+        {x, x + 1, n, Port::kDefault},
+        {x + 1, x, n, Port::kDefault},
+        {x, x + n - 1, n, Port::kDefault},
+        {x, x + n, n, Port::kDefault},  // adjacent: no overlap
+        {x + n, x, n, Port::kDefault},
+        {odd, one, n, static_cast<Port>(200)},
+        {x, x + 1, n, static_cast<Port>(200)},
+        {x, one, n, static_cast<Port>(200)},
+        {x, x, n, static_cast<Port>(200)},
+    };
+    // FNV-1a over a buffer's bytes: whether a call wrote into it.
+    const auto hash = [len](const float* b) {
+      uint32_t h = 2166136261u;
+      const unsigned char* c = reinterpret_cast<const unsigned char*>(b);
+      for (size_t i = 0; i < len * sizeof(float); ++i) h = (h ^ c[i]) * 16777619u;
+      return h;
+    };
+    size_t k = 0;
+    for (const Fault& f : faults) {
+      rng.fill_normal(x, len, 1.0f);
+      rng.fill_normal(one, len, 1.0f);
+      std::memcpy(rows, x, len * sizeof(float));
+      const uint32_t x_sum = hash(x), one_sum = hash(one);
+      const Status want = tinyattn::softmax_rows(f.in, f.out, 1, f.n, f.n, f.n, f.port);
+      const bool rows_wrote = hash(x) != x_sum || hash(one) != one_sum;
+      std::memcpy(x, rows, len * sizeof(float));  // as before softmax_rows, for softmax()
+      const uint32_t one_again = hash(one);
+      const Status got = tinyattn::softmax(f.in, f.out, f.n, f.port);
+      const bool wrote = hash(x) != x_sum || hash(one) != one_again;
+      TA_CHECK_MSG(got == want, "n=%zu fault %zu: softmax() %s, softmax_rows() %s", n, k, tinyattn::to_string(got),
+                   tinyattn::to_string(want));
+      TA_CHECK_MSG(want == Status::kOk || (!wrote && !rows_wrote), "n=%zu fault %zu: written after %s", n, k,
+                   tinyattn::to_string(got));
+      ++k;
     }
   }
 }

@@ -78,7 +78,16 @@ namespace highway {
 
 #if TINYATTN_HWY_DYNAMIC
 HWY_EXPORT(Table);
-const KernelsF32& kernels_f32() { return *HWY_DYNAMIC_DISPATCH(Table)(); }
+// HWY_DYNAMIC_DISPATCH(Table) with hwy::GetChosenTarget()'s object, which
+// lives as long as the process, asked for once: a call into libhwy on every
+// lookup cost a 16-float softmax() about 2 ns of its 15. The chosen target
+// is still read on every call, so one chosen again (DisableTargets,
+// SetSupportedTargetsForTest) is seen.
+const KernelsF32& kernels_f32() {
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): Highway's own dispatch state, only read here
+  static hwy::ChosenTarget& chosen = hwy::GetChosenTarget();
+  return *HWY_DISPATCH_TABLE(Table)[chosen.GetIndex()]();
+}
 #else
 const KernelsF32& kernels_f32() { return *HWY_STATIC_DISPATCH(Table)(); }
 #endif
