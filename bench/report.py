@@ -126,17 +126,15 @@ def md_table(header, rows, align=None):
 # --- the run ---------------------------------------------------------------------------------------
 
 
-class Run:
-    def __init__(self, run):
-        self.machine = {}
-        for line in read(run, "machine.txt").splitlines():
-            key, sep, value = line.partition(": ")
-            if sep:
-                self.machine[key] = value
-        peers = read(run, "peers.md")
+class Host:
+    """The host tables of one peers_bench run (peers.md): the forward, its
+    parts, the small shapes, the softmax rows and passes."""
+
+    def __init__(self, peers):
         m = re.search(r"Measured (.+?) on (.+?), pinned to CPU (\d+), (\d+) repetitions", peers)
         self.measured, self.cpu_line, self.pinned, self.reps = m.group(1), m.group(2), m.group(3), int(m.group(4))
-        m = re.search(r"widest vectors this CPU has \(([^,]+), 12 independent (\d+)-lane FMA chains\): \*\*(\d+) GFLOP/s", peers)
+        m = re.search(r"widest vectors (?:this CPU has|in use) \(([^,]+), 12 independent (\d+)-lane FMA chains\): "
+                      r"\*\*(\d+) GFLOP/s", peers)
         self.peak_isa, self.peak_lanes, self.peak = m.group(1), int(m.group(2)), int(m.group(3))
         m = re.search(r"With 256-bit vectors .* the peak is (\d+) GFLOP/s", peers)
         self.peak_256 = int(m.group(1)) if m else None
@@ -148,6 +146,36 @@ class Run:
         self.small = find(t, "small shapes", "part", "speed vs fastest peer")
         self.softmax = find(t, "softmax rows", "row length", "rows")
         self.passes = find(t, "softmax passes", "implementation", "exp and sum")
+        self.fixed_cost = find(t, "softmax() fixed cost", "port", "fixed cost per call")
+
+    # Figures by shape and implementation.
+    def forward_cells(self):
+        t = self.forward
+        shapes, impls, at = [], [], {}
+        for r in t.rows:
+            shape, impl = r[0], r[1]
+            if shape not in shapes:
+                shapes.append(shape)
+            if impl not in impls:
+                impls.append(impl)
+            at[shape, impl] = r
+        return shapes, impls, at
+
+    def default_label(self):
+        return next(i for i in self.forward_cells()[1] if i.endswith(" default"))
+
+
+class Run(Host):
+    def __init__(self, run):
+        self.machine = {}
+        for line in read(run, "machine.txt").splitlines():
+            key, sep, value = line.partition(": ")
+            if sep:
+                self.machine[key] = value
+        peers = read(run, "peers.md")
+        Host.__init__(self, peers)
+        self.avx2 = Host(read(run, "avx2/peers.md")) if os.path.exists(os.path.join(run, "avx2", "peers.md")) else None
+        t = tables(peers)
         self.scaling = find(t, "time per key", "M")
         self.masks = find(t, "masks", "mask", "keys kept")
         b = tables(read(run, "board/insns.md"))
@@ -171,6 +199,7 @@ class Run:
         m = re.search(r"```\n(.*?)```", size, re.S)
         self.largest = m.group(1).rstrip("\n") if m else ""
         self.arm = self.arm_tables(read(run, "arm/arm.md"))
+        self.neon = find(tables(read(run, "arm/neon.md")), "AArch64 NEON instructions", "shape", "Eigen / port")
         self.models = self.model_tables(read(run, "models.md"), read(run, "board/insns_models.md"))
         self.compile_time = self.compile_lines(read(run, "compile_time.txt"))
 
@@ -214,22 +243,6 @@ class Run:
                 out.append((line.split(",")[0], {}))
         return out
 
-    # Host figures, by shape and implementation.
-    def forward_cells(self):
-        t = self.forward
-        shapes, impls, at = [], [], {}
-        for r in t.rows:
-            shape, impl = r[0], r[1]
-            if shape not in shapes:
-                shapes.append(shape)
-            if impl not in impls:
-                impls.append(impl)
-            at[shape, impl] = r
-        return shapes, impls, at
-
-    def default_label(self):
-        return next(i for i in self.forward_cells()[1] if i.endswith(" default"))
-
 
 # --- the page --------------------------------------------------------------------------------------
 
@@ -257,6 +270,7 @@ bench/run.sh --quick        # 5 host repetitions instead of 11; the page only in
 bench/report.py build-bench --out docs  # this page, its plot and the README's summary again from a run's directory
 build-bench/host/peers_bench --small  # only the small shapes' API table, in about a second
 TINYATTN_HWY_TARGET=AVX2 build-bench/host/peers_bench --small  # the same with Highway forced to one target this CPU runs (AVX2, SSE4, ...)
+build-bench/host/peers_bench --avx2-cpu --out build-bench/avx2  # the host tables with every implementation limited to AVX2, in about 3 minutes
 build-bench/host/peers_bench --softmax  # only the softmax tables, in about 3 s
 bench/board/count.sh      # only the Cortex-M fp32 instruction counts (build-bench-board/insns.md + per-function profiles)
 bench/board/count_api.sh  # only forward() against Attention<Shape> on the M4F and M55 (build-bench-board/insns_api.md)
@@ -266,6 +280,7 @@ bench/board/count_models.sh  # only the model shapes on the M4F and M55 (build-b
 build-bench/host/models_bench --quick  # only the model shapes' host tables, in a few seconds
 bench/board/size.sh       # only the Cortex-M code sizes (build-bench-board/size.md)
 bench/qemu/arm_ratio.sh   # only the Arm Linux ratio tables under qemu-user (build-bench-arm/arm.md)
+bench/qemu/neon_count.sh  # only the AArch64 NEON instruction counts against the scalar port and Eigen (build-bench-arm/neon.md)
 build/bench/forward_bench # the Google Benchmark program (bench/forward_bench.cc), built with the project
 scripts/umbrella-compile-time  # CPU time to compile one file that includes tinyattn/tinyattn.h
 ```
@@ -316,10 +331,12 @@ METHOD = """\
   softmax between them; each port's products alone
   (`scores_block_transposed` and `weighted_sum_block` over every block of
   four rows and every tile of at most 256 keys, K transposed once
-  beforehand); and each port's softmax alone (`row_max` and `exp_shift_sum`
-  over N rows of M scores). Products plus softmax alone is about the most a
-  forward built from those parts can reach; the fastest products plus that
-  softmax, about the most a forward with that softmax can.
+  beforehand), and each of the two alone (Q·Kᵀ: `scores_block_transposed`;
+  P·V: `weighted_sum_block` on fixed weights); and each port's softmax alone
+  (`row_max` and `exp_shift_sum` over N rows of M scores). Products plus
+  softmax alone is about the most a forward built from those parts can
+  reach; the fastest products plus that softmax, about the most a forward
+  with that softmax can.
 * **Small shapes**, (8,8,16,16) and (16,16,32,32): `forward()` (on the
   problem's `std::vector`s, and on copies placed on a cache line and 16 bytes
   past one), the compile-time API (`Attention<Shape<...>>`, its std::array
@@ -422,6 +439,10 @@ def machine_section(r):
 
 
 def forward_section(r):
+    return f"## Host: fp32 forward, one core\n\n![GFLOP/s against shape]({PLOT})\n\n" + forward_tables(r)
+
+
+def forward_tables(r):
     shapes, impls, at = r.forward_cells()
     t = r.forward
     gf, pct, sp, tm, df = (t.col(c) for c in ("GFLOP/s", "% of peak", "speed vs fastest peer", "time",
@@ -433,10 +454,6 @@ def forward_section(r):
     rows_sp = [[short(i)] + [times(at[s, i][sp]) for s in shapes] for i in body if i.startswith("tinyattn/")]
     worst = max(num(at[s, i][df]) for s in shapes for i in body)
     return f"""\
-## Host: fp32 forward, one core
-
-![GFLOP/s against shape]({PLOT})
-
 GFLOP/s (% of the FMA peak sampled in the same rounds) by shape (N,M,Dk,Dv):
 
 {md_table(["implementation"] + shapes, rows_gf)}
@@ -465,7 +482,7 @@ def pivot(rows):
     return shapes, names, at
 
 
-def parts_section(r):
+def parts_section(r, level="###"):
     t = r.parts
     shapes, names, at = pivot(t.rows)
 
@@ -473,7 +490,7 @@ def parts_section(r):
         name, time, share = row[1], row[2], row[3].replace("**", "")
         if name.startswith("FMA peak"):
             return time
-        if name.endswith("softmax alone"):
+        if share.startswith("("):  # a part's time and its share of its port's forward
             return f"{time.replace(' us', ' µs')}, " + share.strip("()").replace(" of its forward's time", " of its forward")
         return share
 
@@ -482,34 +499,38 @@ def parts_section(r):
                    r"\1 bound: its products + its softmax / fastest products + its softmax", n)
         n = re.sub(r"^75% of peak with the (\w+) softmax needs the products alone at$",
                    r"\1: the products alone need, for 75% of peak overall", n)
+        n = re.sub(r"^(\w+) the rest: forward - Q K\^T - P V - softmax$", r"\1: the rest (forward − Q·Kᵀ − P·V − softmax)", n)
+        n = n.replace(" Q K^T alone", " Q·Kᵀ alone").replace(" P V alone", " P·V alone")
         return short(n, ": ")
 
     rows = [[label(n)] + [cell(at[s, n]) for s in shapes] for n in names]
     return f"""\
-### What bounds the share of peak: the parts alone
+{level} What bounds the share of peak: the parts alone
 
 % of the FMA peak of the same rounds, counting the FLOPs of both products;
-a softmax alone as its time and its share of its port's forward. A bound
-row reads: its own products alone plus its softmax alone / the fastest
-products alone plus its softmax alone.
+a softmax alone, each product alone and the rest of the forward (its time
+less those three: the transposition of K, the rescaling, the driver's loops
+and the cost of running the parts together) as a time and its share of its
+port's forward. A bound row reads: its own products alone plus its softmax
+alone / the fastest products alone plus its softmax alone.
 
 {md_table(["part"] + shapes, rows)}"""
 
 
-def small_section(r):
+def small_section(r, level="###"):
     t = r.small
     shapes, names, at = pivot(t.rows)
     rows = [[short(n, ": ")] + [f"{at[s, n][2].replace(' us', ' µs')}, {times(at[s, n][3])}" if (s, n) in at else "–"
                           for s in shapes] for n in names]
     return f"""\
-### Small shapes: the two APIs and the kernels alone
+{level} Small shapes: the two APIs and the kernels alone
 
 Time per call and speed against the fastest peer of the same rounds:
 
 {md_table(["call"] + shapes, rows)}"""
 
 
-def softmax_section(r):
+def softmax_section(r, level="###"):
     t = r.softmax
     h = t.header
     peers = [c for c in h[2:] if c.startswith("libmvec") or c.startswith("Eigen")]
@@ -529,7 +550,7 @@ def softmax_section(r):
         head_ta += [f"{port}: softmax_rows()", "softmax() per row"]
     passes = [[short(row[0])] + row[1:] for row in r.passes.rows]
     return f"""\
-### Softmax rows
+{level} Softmax rows
 
 The peers, ns per element:
 
@@ -539,6 +560,14 @@ tinyattn, ns per element (speed against the fastest libmvec form; for
 `softmax_rows()` also against the faster Eigen):
 
 {md_table(head_ta, rows_ta)}
+
+The fixed cost of one `softmax()` call (its checks, the port's table, the
+three row passes called one after another): ns per row with one `softmax()`
+call per row, less ns per row with one `softmax_rows()` call for all rows,
+beside the fastest libmvec form's ns per row:
+
+{md_table(["port", "row length", "softmax() per row", "softmax_rows() per row", "fixed cost per call",
+           "fastest libmvec form per row"], [[short(row[0])] + row[1:] for row in r.fixed_cost.rows])}
 
 Each pass alone over one row of 4096 floats, cycles per 8 floats at the
 clock the FMA peak loop implies in the same rounds ({r.pass_ghz} GHz, counting
@@ -755,7 +784,28 @@ Emulated, so not performance (Method): the ratio to the scalar port under
 the same emulator (GFLOP/s under emulation); every port's Y is within
 {diff:.1e} of the scalar port's.
 
-{md_table(["emulated CPU", "port (SIMD target)"] + shapes, rows, ["---", "---"] + ["---:"] * len(shapes))}"""
+{md_table(["emulated CPU", "port (SIMD target)"] + shapes, rows, ["---", "---"] + ["---:"] * len(shapes))}
+
+{neon_section(r)}"""
+
+
+def neon_section(r):
+    t = r.neon
+    shapes, ports, at = pivot([[row[0], row[1]] + row[2:] for row in t.rows])
+    label = {p: f"{p} ({at[shapes[0], p][2]})" if at[shapes[0], p][2] != p else p for p in ports}
+    rows = [[label[p]] + [f"{grouped(at[s, p][3])} ({at[s, p][4]}; {times(at[s, p][5])}, {times(at[s, p][6])})"
+                          for s in shapes] for p in ports]
+    return f"""\
+### AArch64 NEON: executed instructions
+
+Instructions of one warm fp32 forward (`bench/qemu/neon_count.sh`: the
+`aarch64` preset's library at `-O2`, under `qemu-aarch64 -cpu neoverse-n1`,
+no SVE, with the TCG plugin; insns(2 calls) − insns(1 call), identical
+inputs, every Y within 1e-5 of a double-precision reference). Each cell:
+instructions (per multiply-add; times fewer than the scalar port, times fewer
+than Eigen 3.4 built for AArch64 with the same compiler and flags):
+
+{md_table(["port (SIMD target)"] + shapes, rows)}"""
 
 
 def micro(cell):
@@ -895,6 +945,16 @@ CPU ms to compile one file, fastest / median of 10 runs:
            "preprocessed lines"], rows)}"""
 
 
+def one_row_softmax(r):
+    """softmax()'s fixed cost per call and a loop of one-row calls against libmvec, at 16 floats."""
+    t = r.fixed_cost
+    row = next(x for x in t.rows if x[0] == r.default_label() and x[1] == "16")
+    one, cost, mvec = num(row[t.col("softmax() per row")]), num(row[t.col("fixed cost per call")]), num(
+        row[t.col("fastest libmvec form per row")])
+    return (f"{cost:.1f} ns fixed cost per call; a loop of one-row calls {mvec / one:.2f}× the fastest libmvec "
+            "`expf` form")
+
+
 def summary(r):
     shapes, _, at = r.forward_cells()
     d = r.default_label()
@@ -933,7 +993,17 @@ def summary(r):
         ["large shapes, default port",
          ", ".join(at[s, d][pct] for s in large) + f" of the {peak_isa} FMA peak at {', '.join(large)}; "
          + span([num(at[s, d][sp]) for s in large]) + " the fastest peer"],
+    ]
+    if r.avx2:
+        a_shapes, _, a_at = r.avx2.forward_cells()
+        a_d, a_t = r.avx2.default_label(), r.avx2.forward
+        rows.append(["large shapes, this CPU limited to AVX2, default port",
+                     ", ".join(a_at[s, a_d][a_t.col("% of peak")] for s in large) + " of the AVX2 FMA peak; "
+                     + span([num(a_at[s, a_d][a_t.col("speed vs fastest peer")]) for s in large])
+                     + " the fastest peer limited to AVX2"])
+    rows += [
         ["`softmax_rows`, default port", span(soft) + " the fastest libmvec `expf` form, rows of 16 to 4096 floats"],
+        ["`softmax()` of one row of 16 floats, default port", one_row_softmax(r)],
         ["Cortex-M4F, DSP port: fp32 / int8 instructions",
          " / ".join(refs[("M4F", "dsp")][1][s] for s in SHAPES).replace("x", "×") + " of a plain C loop; "
          + " / ".join(i8r[("M4F", "dsp")][1][s] for s in SHAPES).replace("x", "×") + " of CMSIS-NN's int8"],
@@ -1008,11 +1078,36 @@ def svg(r):
     return "\n".join(o) + "\n"
 
 
+def avx2_section(r):
+    """The host tables again with every implementation limited to AVX2, where the run has them."""
+    a = r.avx2
+    if a is None:
+        return ""
+    return f"""\
+## Host as an AVX2 CPU: this CPU limited to AVX2
+
+Most x86 CPUs in use have AVX2 and no AVX-512. The same tables from a second
+run of `peers_bench --avx2-cpu` in the same `bench/run.sh`: Highway forced to
+its AVX2 target, oneDNN's ISA capped at AVX2 (`dnnl::set_max_cpu_isa`), Eigen
+and the xsimd port built for AVX2 as always, the AVX-512 softmax forms left
+out, and every "% of peak" of the 8-lane AVX2 FMA peak ({a.peak} GFLOP/s at the
+start). The core is still this one (its caches, its two FMA pipes), so an
+AVX2-only CPU of another design can rank the same code differently.
+
+{forward_tables(a)}
+
+{parts_section(a, "###")}
+
+{small_section(a, "###")}
+
+{softmax_section(a, "###")}"""
+
+
 def page_body(r):
     parts = [INTRO, "## Summary\n\n" + summary(r), RUNNING, machine_section(r), METHOD, forward_section(r),
-             parts_section(r), small_section(r), softmax_section(r), scaling_section(r), boards_section(r),
-             models_section(r), size_section(r), arm_section(r), compile_section(r)]
-    return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+             parts_section(r), small_section(r), softmax_section(r), scaling_section(r), avx2_section(r),
+             boards_section(r), models_section(r), size_section(r), arm_section(r), compile_section(r)]
+    return "\n\n".join(p.rstrip("\n") for p in parts if p) + "\n"
 
 
 def digest(body, plot, readme_block):

@@ -3,7 +3,9 @@
 # performance page from this one run (bench/report.py):
 #   1. host: tinyattn's ports against a triple loop, Eigen 3.4 and oneDNN on
 #      one pinned core (bench/peers/), with the FMA peak at the widest vectors
-#      the CPU has, softmax rows and decode/prefill scaling; and the layer
+#      the CPU has, softmax rows and decode/prefill scaling (on an AVX-512 CPU
+#      the forward and softmax tables once more with everything limited to
+#      AVX2, peers_bench --avx2-cpu, into $OUT/avx2/); and the layer
 #      shapes of tiny transformers, prefill and KvCache decode
 #      (bench/models_bench.cc);
 #   2. boards: instructions per forward on QEMU's Cortex-M4F and Cortex-M55
@@ -13,7 +15,9 @@
 #      on the M4F and M55 (bench/board/count_models.sh) and the code size
 #      (bench/board/size.sh);
 #   3. Arm Linux under qemu-user: GFLOP/s ratios to the scalar port, NEON and
-#      SVE (bench/qemu/arm_ratio.sh); emulated, so not performance;
+#      SVE (bench/qemu/arm_ratio.sh); emulated, so not performance; and the
+#      instructions of a warm fp32 forward with NEON against the scalar port
+#      and Eigen (bench/qemu/neon_count.sh);
 #   4. the compile time of tinyattn/tinyattn.h (scripts/umbrella-compile-time).
 # Records the machine, compilers, libraries and tree in $OUT/machine.txt and
 # writes $OUT/performance.md with its plot, $OUT/performance-forward-gflops.svg.
@@ -90,6 +94,12 @@ cat "$OUT/machine.txt"
 
 # shellcheck disable=SC2086 # peers_args: zero or one argument
 OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" $peers_args
+# On an AVX-512 CPU, the CPU most users have as well: everything limited to AVX2.
+if grep -qw avx512f /proc/cpuinfo; then
+  mkdir -p "$OUT/avx2"
+  # shellcheck disable=SC2086
+  OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --avx2-cpu --out "$OUT/avx2" $peers_args
+fi
 # shellcheck disable=SC2086
 "$OUT/host/models_bench" --out "$OUT" $peers_args
 
@@ -99,6 +109,7 @@ OMP_NUM_THREADS=1 "$OUT/host/peers_bench" --out "$OUT" $peers_args
 "$ROOT/bench/board/count_models.sh" "$OUT/board"
 "$ROOT/bench/board/size.sh" "$OUT/board"
 "$ROOT/bench/qemu/arm_ratio.sh" "$OUT/arm"
+"$ROOT/bench/qemu/neon_count.sh" "$OUT/arm"
 {
   "$ROOT/scripts/umbrella-compile-time"
   if command -v clang++ >/dev/null 2>&1; then CXX=clang++ "$ROOT/scripts/umbrella-compile-time"; fi

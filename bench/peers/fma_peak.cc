@@ -79,11 +79,15 @@ __attribute__((noinline, target("avx512f"))) float fma_chains_512(size_t iters) 
   return out[0];
 }
 
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
+bool g_limited_to_avx2 = false;
 }  // namespace
+
+void limit_fma_peak_to_avx2() { g_limited_to_avx2 = true; }
+
+bool avx512_in_use() {
+  static const bool cpu_has = __builtin_cpu_supports("avx512f");
+  return cpu_has && !g_limited_to_avx2;
+}
 
 constexpr size_t kIters = 1 << 16;
 
@@ -92,7 +96,7 @@ void fma_peak_loop_256() { keep(fma_chains(kIters)); }
 double fma_peak_loop_256_flops() { return 2.0 * 8.0 * kChains * static_cast<double>(kIters); }
 
 void fma_peak_loop() {
-  if (has_avx512())
+  if (avx512_in_use())
     keep(fma_chains_512(kIters));
   else
     fma_peak_loop_256();
@@ -100,7 +104,7 @@ void fma_peak_loop() {
 
 double fma_peak_loop_flops() { return 2.0 * fma_peak_lanes() * kChains * static_cast<double>(kIters); }
 
-int fma_peak_lanes() { return has_avx512() ? 16 : 8; }
+int fma_peak_lanes() { return avx512_in_use() ? 16 : 8; }
 
 double fma_peak_gflops(const TimingConfig& cfg) {
   // Three times the usual repetitions: on a shared machine the peak is the

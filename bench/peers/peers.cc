@@ -134,27 +134,33 @@ size_t round_up_16(size_t n) { return (n + 15) / 16 * 16; }
 // overwrites the last: the FLOPs of the forward without its max, exp, sums,
 // rescaling and transposition. (With M <= kKeyTile the forward's order;
 // above, the forward takes the rows in groups, each group over every tile.)
+// One product alone (kScores: Q K^T; kValues: P V, on the weights of the
+// last block's scores) splits the two.
 class TinyattnProducts : public Forward {
  public:
-  TinyattnProducts(const Problem& p, const tinyattn::KernelsF32& k)
-      : p_(p), k_(k), tile_(std::min(p.m, tinyattn::kKeyTile)), ldkt_(round_up_16(tile_)),
+  TinyattnProducts(const Problem& p, const tinyattn::KernelsF32& k, Products which)
+      : p_(p), k_(k), which_(which), tile_(std::min(p.m, tinyattn::kKeyTile)), ldkt_(round_up_16(tile_)),
         tiles_((p.m + tile_ - 1) / tile_), kt_(tiles_ * p.dk * ldkt_), s_(tinyattn::kBlockRows * ldkt_) {
     y_.resize(p.n * p.dv);
     for (size_t t = 0; t < tiles_; ++t)
       for (size_t j = t * tile_; j < std::min(p.m, (t + 1) * tile_); ++j)
         for (size_t c = 0; c < p.dk; ++c) kt_.data()[(t * p.dk + c) * ldkt_ + j - t * tile_] = p.k[j * p.dk + c];
+    k_.scores_block_transposed(p.q.data(), p.dk, kt_.data(), ldkt_, tile_, p.dk, p.scale, s_.data(), ldkt_);
   }
   void run() override {
     const Problem& p = p_;
     static constexpr float kOnes[tinyattn::kBlockRows] = {1.0f, 1.0f, 1.0f, 1.0f};
     static_assert(tinyattn::kBlockRows == 4, "kOnes lists kBlockRows ones");
+    const bool scores = which_ != Products::kValues, values = which_ != Products::kScores;
     for (size_t t = 0; t < tiles_; ++t) {
       const size_t lo = t * tile_, count = std::min(p.m - lo, tile_);
       const float* kt = kt_.data() + t * p.dk * ldkt_;
       for (size_t i = 0; i + tinyattn::kBlockRows <= p.n; i += tinyattn::kBlockRows) {
-        k_.scores_block_transposed(&p.q[i * p.dk], p.dk, kt, ldkt_, count, p.dk, p.scale, s_.data(), ldkt_);
-        k_.weighted_sum_block(s_.data(), ldkt_, tinyattn::kBlockRows, &p.v[lo * p.dv], p.dv, count, p.dv, kOnes,
-                              &y_[i * p.dv], p.dv);
+        if (scores)
+          k_.scores_block_transposed(&p.q[i * p.dk], p.dk, kt, ldkt_, count, p.dk, p.scale, s_.data(), ldkt_);
+        if (values)
+          k_.weighted_sum_block(s_.data(), ldkt_, tinyattn::kBlockRows, &p.v[lo * p.dv], p.dv, count, p.dv, kOnes,
+                                &y_[i * p.dv], p.dv);
       }
     }
   }
@@ -162,6 +168,7 @@ class TinyattnProducts : public Forward {
  private:
   const Problem& p_;
   const tinyattn::KernelsF32& k_;
+  Products which_;
   size_t tile_, ldkt_, tiles_;
   AlignedFloats kt_, s_;
 };
@@ -261,10 +268,10 @@ std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port p
   return b;
 }
 
-std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port) {
+std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port, Products which) {
   const tinyattn::KernelsF32* k = tinyattn::kernels_f32(port);
   if (!k || !k->scores_block_transposed || !k->weighted_sum_block || p.n % tinyattn::kBlockRows != 0) return nullptr;
-  return std::make_unique<TinyattnProducts>(p, *k);
+  return std::make_unique<TinyattnProducts>(p, *k, which);
 }
 
 std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port port) {

@@ -54,8 +54,11 @@ std::unique_ptr<Forward> make_tinyattn_placed(const Problem& p, tinyattn::Port p
 // N rows of M scores without the products (the row max and exp-and-sum the
 // forward runs, on a block of rows in L1; its 1/sum is a factor of the
 // second product).
+// kScores or kValues: one of the two alone, for how the products split.
+enum class Products { kBoth, kScores, kValues };
 std::unique_ptr<Forward> make_onednn_products(const Problem& p);
-std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port);
+std::unique_ptr<Forward> make_tinyattn_products(const Problem& p, tinyattn::Port port,
+                                                Products which = Products::kBoth);
 std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port port);
 // The port's fused block kernel alone over every block of rows, as the
 // forward's driver calls it but without the argument checks and the
@@ -65,8 +68,17 @@ std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port 
 // where the port takes them, as the driver does.
 std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port, bool fixed = false);
 
+// An AVX2 CPU on this one: every implementation limited to AVX2 (oneDNN's
+// ISA capped, Highway forced to its AVX2 target by the caller, the AVX-512
+// softmax forms dropped) and the peak taken at 8-lane AVX2. Call before any
+// oneDNN primitive is created. False where oneDNN refuses the cap.
+bool limit_to_avx2();
+// Whether the CPU has AVX-512F and the bench is not limited to AVX2.
+bool avx512_in_use();
+
 // fp32 FMA peak of one core at the widest vectors it has (AVX-512 where the
-// CPU has it, else AVX2), GFLOP/s: every "% of peak" is of this one.
+// CPU has it and the bench is not limited to AVX2, else AVX2), GFLOP/s:
+// every "% of peak" is of this one.
 double fma_peak_gflops(const TimingConfig& cfg);
 // Its lanes per FMA: 16 (AVX-512) or 8 (AVX2).
 int fma_peak_lanes();

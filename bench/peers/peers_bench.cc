@@ -1,8 +1,12 @@
 // The host bench: tinyattn against its peers on one pinned core.
 //
-//   peers_bench [--quick] [--softmax] [--out DIR]
+//   peers_bench [--quick] [--softmax] [--small] [--avx2-cpu] [--out DIR]
 //
 // --softmax: the softmax rows table alone (no forward tables, no files).
+// --avx2-cpu: an AVX2 CPU on this one (bench::limit_to_avx2): every
+// implementation and the peak at AVX2 (Highway forced to its AVX2 target
+// unless TINYATTN_HWY_TARGET says otherwise); the forward, parts, small
+// shapes and softmax tables only.
 // TINYATTN_HWY_TARGET=<T> (e.g. AVX2) forces Highway's target, as for the
 // test suites (ports/backends/highway/test_select_target.cc), so the kernels
 // of a CPU without AVX-512 can be timed on one that has it.
@@ -188,6 +192,10 @@ std::string softmax_table(const TimingConfig& cfg) {
   for (size_t i = 0; i < forms + eigens; ++i) sm << "|---:";
   for (size_t i = 0; i < ports.size(); ++i) sm << "|---:|---:|---:|---:|---:";
   sm << "|\n";
+  // ns per row at the short lengths, for softmax()'s fixed cost per call
+  // below: {n, the fastest libmvec form, then softmax() and softmax_rows() per port}.
+  constexpr size_t kFixedCostLengths[] = {16, 64};
+  std::vector<std::vector<double>> per_row;
   for (size_t n = 16; n <= 4096; n *= 2) {
     const size_t rows = kSoftmaxFloats / n;
     Problem init(1, kSoftmaxFloats, 1, 1);  // reuse its generator: logits in [-1, 1) * 8
@@ -247,7 +255,32 @@ std::string softmax_table(const TimingConfig& cfg) {
       sm << line;
     }
     sm << " |\n";
+    for (size_t len : kFixedCostLengths) {
+      if (len != n) continue;
+      const double ns_per_row = 1e9 / static_cast<double>(rows);
+      per_row.push_back({static_cast<double>(n), mvec * ns_per_row});
+      for (size_t i = 0; i < ports.size(); ++i) {
+        per_row.back().push_back(t[first_port + 2 * i] * ns_per_row);
+        per_row.back().push_back(t[first_port + 1 + 2 * i] * ns_per_row);
+      }
+    }
   }
+
+  // The fixed cost of one softmax() call: its checks, the port's table and
+  // the three row passes one call after another, where softmax_rows() checks
+  // once for all rows and overlaps the short rows' passes.
+  sm << "\nsoftmax()'s fixed cost per call: ns per row, one softmax() call per row against one softmax_rows() "
+        "call for all rows (the table above); the fixed cost is their difference.\n\n"
+        "| port | row length | softmax() per row | softmax_rows() per row | fixed cost per call | fastest libmvec "
+        "form per row |\n|---|---:|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < ports.size(); ++i)
+    for (const std::vector<double>& r : per_row) {
+      const double one = r[2 + 2 * i], all = r[3 + 2 * i];
+      char line[192];
+      std::snprintf(line, sizeof line, "| %s | %.0f | %.2f | %.2f | %.2f | %.2f |\n", port_label(ports[i]).c_str(), r[0],
+                    one, all, one - all, r[1]);
+      sm << line;
+    }
 
   // What bounds the long rows: each pass alone over one row of 4096 floats,
   // with the FMA peak loop in the same rounds for the clock.
@@ -348,6 +381,7 @@ int main(int argc, char** argv) {
   std::string out_dir = ".";
   bool softmax_only = false;
   bool small_only = false;  // only the small shapes' API table (a quick look at per-call overhead)
+  bool avx2_cpu = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       cfg.repetitions = 5;
@@ -356,19 +390,27 @@ int main(int argc, char** argv) {
       softmax_only = true;
     } else if (std::strcmp(argv[i], "--small") == 0) {
       small_only = true;
+    } else if (std::strcmp(argv[i], "--avx2-cpu") == 0) {
+      avx2_cpu = true;
     } else if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
       out_dir = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--small] [--out DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--softmax] [--small] [--avx2-cpu] [--out DIR]\n", argv[0]);
       return 2;
     }
   }
-  if (const char* request = std::getenv("TINYATTN_HWY_TARGET"); request && *request) {
+  const char* request = std::getenv("TINYATTN_HWY_TARGET");
+  if (avx2_cpu && !(request && *request)) request = "AVX2";
+  if (request && *request) {
     const char* chosen = tinyattn_test_select_target ? tinyattn_test_select_target(request) : nullptr;
-    if (!chosen) {
+    if (!chosen && !(avx2_cpu && !tinyattn_test_select_target)) {  // a build without Highway has nothing to force
       std::fprintf(stderr, "TINYATTN_HWY_TARGET=%s: not available in this build on this CPU\n", request);
       return 2;
     }
+  }
+  if (avx2_cpu && !limit_to_avx2()) {
+    std::fprintf(stderr, "--avx2-cpu: oneDNN refused to limit its ISA to AVX2\n");
+    return 2;
   }
   const int cpu = pin_to_one_core();
   if (softmax_only) {
@@ -385,9 +427,13 @@ int main(int argc, char** argv) {
   const std::string when = today(), machine = machine_line();
   md << "Measured " << when << " on " << machine << ", pinned to CPU " << cpu << ", "
      << cfg.repetitions << " repetitions (medians).\n\n";
+  if (avx2_cpu)
+    md << "An AVX2 CPU on this one: every implementation limited to AVX2 (oneDNN's ISA capped at AVX2, Highway's "
+          "AVX2 target, Eigen and the xsimd port built for AVX2), and the peak of 8-lane AVX2 FMAs.\n\n";
   const double peak = fma_peak_gflops(cfg), peak_256 = fma_peak_256_gflops(cfg);
   const int lanes = fma_peak_lanes();
-  md << "FMA peak at the widest vectors this CPU has (" << (lanes == 16 ? "AVX-512" : "AVX2") << ", 12 independent "
+  md << "FMA peak at the widest vectors " << (avx2_cpu ? "in use" : "this CPU has") << " ("
+     << (lanes == 16 ? "AVX-512" : "AVX2") << ", 12 independent "
      << lanes << "-lane FMA chains): **" << static_cast<int>(std::lround(peak))
      << " GFLOP/s** at the start (the plot's line); every \"% of peak\" below is of this peak, sampled in the "
         "same rounds as its table's rows.";
@@ -481,32 +527,48 @@ int main(int argc, char** argv) {
     std::vector<Part> parts;
     parts.push_back({"oneDNN 2.6 forward", make_onednn(prob)});
     parts.push_back({"oneDNN 2.6 matmuls alone", make_onednn_products(prob)});
+    // Per port, kPerPort parts from first + 2: its forward, both products,
+    // its softmax, and each product alone.
+    enum { kForward, kProducts, kSoftmax, kScores, kValues, kPerPort };
     for (tinyattn::Port p : transposing) {
       parts.push_back({port_label(p) + " forward", make_tinyattn(prob, p)});
       parts.push_back({port_label(p) + " products alone", make_tinyattn_products(prob, p)});
       parts.push_back({port_label(p) + " softmax alone", make_tinyattn_softmax(prob, p)});
+      parts.push_back({port_label(p) + " Q K^T alone", make_tinyattn_products(prob, p, Products::kScores)});
+      parts.push_back({port_label(p) + " P V alone", make_tinyattn_products(prob, p, Products::kValues)});
     }
     const std::vector<double> t = median_seconds_in_rounds(parts, true, cfg);
     const double round_peak = fma_peak_loop_flops() / t.back() * 1e-9;
-    const double best_products = std::fmin(t[1], [&] {
-      double best = INFINITY;
-      for (size_t i = 0; i < transposing.size(); ++i) best = std::fmin(best, t[3 + 3 * i]);
-      return best;
-    }());
+    auto at = [&](size_t port, int part) { return t[2 + kPerPort * port + part]; };
+    double best_products = t[1];
+    for (size_t i = 0; i < transposing.size(); ++i) best_products = std::fmin(best_products, at(i, kProducts));
     auto share = [&](double seconds) { return 100.0 * prob.flops() / seconds * 1e-9 / round_peak; };
     char line[320];
     for (size_t i = 0; i < parts.size(); ++i) {
-      const bool softmax = i >= 2 && (i - 2) % 3 == 2;
-      if (softmax)
+      const int part = i < 2 ? kForward : static_cast<int>((i - 2) % kPerPort);
+      if (part == kSoftmax || part == kScores || part == kValues) {
+        const double forward = at((i - 2) / kPerPort, kForward);
         std::snprintf(line, sizeof line, "| %s | %s | %.2f us | (%.0f%% of its forward's time) |\n",
-                      shape_name(s).c_str(), parts[i].name.c_str(), t[i] * 1e6, 100.0 * t[i] / t[i - 2]);
-      else
+                      shape_name(s).c_str(), parts[i].name.c_str(), t[i] * 1e6, 100.0 * t[i] / forward);
+      } else {
         std::snprintf(line, sizeof line, "| %s | %s | %.2f us | %.0f%% |\n", shape_name(s).c_str(),
                       parts[i].name.c_str(), t[i] * 1e6, share(t[i]));
+      }
+      bd << line;
+    }
+    // What the parts alone leave of the forward: the transposition of K,
+    // the rescaling by 1/sum, the driver's loops, and what running the parts
+    // together costs over running each alone.
+    for (size_t i = 0; i < transposing.size(); ++i) {
+      const double rest = at(i, kForward) - at(i, kScores) - at(i, kValues) - at(i, kSoftmax);
+      std::snprintf(line, sizeof line,
+                    "| %s | %s the rest: forward - Q K^T - P V - softmax | %.2f us | (%.0f%% of its forward's time) |\n",
+                    shape_name(s).c_str(), tinyattn::kernels_f32(transposing[i])->port, rest * 1e6,
+                    100.0 * rest / at(i, kForward));
       bd << line;
     }
     for (size_t i = 0; i < transposing.size(); ++i) {
-      const double own = t[3 + 3 * i] + t[4 + 3 * i], best = best_products + t[4 + 3 * i];
+      const double own = at(i, kProducts) + at(i, kSoftmax), best = best_products + at(i, kSoftmax);
       std::snprintf(line, sizeof line,
                     "| %s | bound: %s products + softmax alone / fastest products alone + that softmax | %.2f us / "
                     "%.2f us | **%.0f%% / %.0f%%** |\n",
@@ -518,7 +580,7 @@ int main(int argc, char** argv) {
     // products t_75 - t_s: the share of peak they must reach alone.
     const double t75 = prob.flops() / (0.75 * round_peak * 1e9);
     for (size_t i = 0; i < transposing.size(); ++i) {
-      const double left = t75 - t[4 + 3 * i];
+      const double left = t75 - at(i, kSoftmax);
       char need[48] = "none left: the softmax alone is over";
       if (left > 0) std::snprintf(need, sizeof need, "%.0f%%", share(left));
       std::snprintf(line, sizeof line, "| %s | 75%% of peak with the %s softmax needs the products alone at | | %s |\n",
@@ -536,6 +598,12 @@ int main(int argc, char** argv) {
   const std::string softmax_md = softmax_table(cfg);
   std::fputs(softmax_md.c_str(), stdout);
   md << softmax_md;
+  const std::string md_path = out_dir + "/peers.md", svg_path = out_dir + "/forward_gflops.svg";
+  if (avx2_cpu) {  // the decode and mask tables are the same code as the full run's
+    std::ofstream(md_path) << md.str();
+    std::printf("\nwrote %s\n", md_path.c_str());
+    return 0;
+  }
   std::vector<const tinyattn::KernelsF32*> kernels;
   for (tinyattn::Port p : tinyattn::kAllPorts)
     if (const tinyattn::KernelsF32* k = tinyattn::kernels_f32(p)) kernels.push_back(k);
@@ -621,7 +689,6 @@ int main(int argc, char** argv) {
   std::fputs(mk.str().c_str(), stdout);
   md << mk.str();
 
-  const std::string md_path = out_dir + "/peers.md", svg_path = out_dir + "/forward_gflops.svg";
   std::ofstream(md_path) << md.str();
   std::ofstream(svg_path) << svg_plot(impls, gflops, peak, when + " - " + machine + " - one core");
   std::printf("\nwrote %s and %s\n", md_path.c_str(), svg_path.c_str());

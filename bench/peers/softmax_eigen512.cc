@@ -19,7 +19,7 @@
 
 namespace bench {
 
-bool eigen512_available() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
+bool eigen512_available() { return avx512_in_use() && __builtin_cpu_supports("avx512dq"); }
 
 void softmax_row_eigen512(float* x, size_t n) {
   Eigen512::Map<Eigen512::ArrayXf> row(x, static_cast<Eigen512::Index>(n));

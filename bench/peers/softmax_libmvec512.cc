@@ -21,7 +21,7 @@ extern "C" __m512 _ZGVeN16v_expf(__m512);
 
 namespace bench {
 
-bool libmvec512_available() { return __builtin_cpu_supports("avx512f"); }
+bool libmvec512_available() { return avx512_in_use(); }
 
 // The same loops as softmax_row_libmvec; GCC vectorises them with zmm
 // registers and calls _ZGVeN16v_expf.
