@@ -69,13 +69,7 @@ void one_onednn_thread() {
 
 }  // namespace
 
-void limit_fma_peak_to_avx2();  // fma_peak.cc
-
-bool limit_to_avx2() {
-  if (dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2) != dnnl::status::success) return false;
-  limit_fma_peak_to_avx2();
-  return true;
-}
+bool limit_onednn_to_avx2() { return dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2) == dnnl::status::success; }
 
 std::unique_ptr<Forward> make_onednn(const Problem& p) {
   one_onednn_thread();

@@ -68,11 +68,12 @@ std::unique_ptr<Forward> make_tinyattn_softmax(const Problem& p, tinyattn::Port 
 // where the port takes them, as the driver does.
 std::unique_ptr<Forward> make_tinyattn_blocks(const Problem& p, tinyattn::Port port, bool fixed = false);
 
-// An AVX2 CPU on this one: every implementation limited to AVX2 (oneDNN's
-// ISA capped, Highway forced to its AVX2 target by the caller, the AVX-512
-// softmax forms dropped) and the peak taken at 8-lane AVX2. Call before any
-// oneDNN primitive is created. False where oneDNN refuses the cap.
-bool limit_to_avx2();
+// An AVX2 CPU on this one (peers_bench --avx2-cpu): oneDNN's ISA capped at
+// AVX2, before any primitive is created (false where oneDNN refuses), and
+// the FMA peak and the softmax forms limited to AVX2 (the caller forces
+// Highway's target).
+bool limit_onednn_to_avx2();
+void limit_fma_peak_to_avx2();
 // Whether the CPU has AVX-512F and the bench is not limited to AVX2.
 bool avx512_in_use();
 

@@ -3,10 +3,10 @@
 //   peers_bench [--quick] [--softmax] [--small] [--avx2-cpu] [--out DIR]
 //
 // --softmax: the softmax rows table alone (no forward tables, no files).
-// --avx2-cpu: an AVX2 CPU on this one (bench::limit_to_avx2): every
-// implementation and the peak at AVX2 (Highway forced to its AVX2 target
-// unless TINYATTN_HWY_TARGET says otherwise); the forward, parts, small
-// shapes and softmax tables only.
+// --avx2-cpu: an AVX2 CPU on this one: every implementation and the peak
+// at AVX2 (limit_onednn_to_avx2, limit_fma_peak_to_avx2; Highway forced to
+// its AVX2 target unless TINYATTN_HWY_TARGET says otherwise); the forward,
+// parts, small shapes and softmax tables only.
 // TINYATTN_HWY_TARGET=<T> (e.g. AVX2) forces Highway's target, as for the
 // test suites (ports/backends/highway/test_select_target.cc), so the kernels
 // of a CPU without AVX-512 can be timed on one that has it.
@@ -408,9 +408,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (avx2_cpu && !limit_to_avx2()) {
-    std::fprintf(stderr, "--avx2-cpu: oneDNN refused to limit its ISA to AVX2\n");
-    return 2;
+  if (avx2_cpu) {
+    if (!limit_onednn_to_avx2()) {
+      std::fprintf(stderr, "--avx2-cpu: oneDNN refused to limit its ISA to AVX2\n");
+      return 2;
+    }
+    limit_fma_peak_to_avx2();
   }
   const int cpu = pin_to_one_core();
   if (softmax_only) {
