@@ -49,9 +49,14 @@ __attribute__((weak)) void tinyattn_board_write(const char* text) {
 __attribute__((weak)) void tatest_write(const char* text) { tinyattn_board_write(text); }
 
 // CSR access: the core flags (-march=rv32imac) need not name Zicsr, which
-// every machine-mode core has.
-#define TINYATTN_READ_CSR(name, out) \
-  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrr %0, " #name "\n.option pop" : "=r"(out))
+// every machine-mode core has. clang 16 has the CSR instructions on every
+// RISC-V core and no `.option arch`.
+#if defined(__clang__) && __clang_major__ < 17
+#define TINYATTN_CSR_ASM(insn) insn
+#else
+#define TINYATTN_CSR_ASM(insn) ".option push\n.option arch, +zicsr\n" insn "\n.option pop"
+#endif
+#define TINYATTN_READ_CSR(name, out) __asm__ volatile(TINYATTN_CSR_ASM("csrr %0, " #name) : "=r"(out))
 
 __attribute__((weak, noreturn)) void tinyattn_board_exit(int status) {
   if (tinyattn_semihosting_exit) tinyattn_semihosting_exit(status);
@@ -59,7 +64,7 @@ __attribute__((weak, noreturn)) void tinyattn_board_exit(int status) {
   // the emulator on this line), then stop the core.
   char line[TINYATTN_BOARD_EXIT_LINE_BYTES];
   tinyattn_board_write(tinyattn_board_exit_line(line, status));
-  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrci mstatus, 8\n.option pop" ::: "memory");  // MIE off
+  __asm__ volatile(TINYATTN_CSR_ASM("csrci mstatus, 8")::: "memory");  // MIE off
   for (;;) __asm__ volatile("wfi");
 }
 
@@ -97,5 +102,14 @@ __attribute__((weak, noreturn, aligned(4))) void tinyattn_trap_handler(void) {
 // Runs before main (picolibc's crt0 calls the constructors): replaces
 // picolibc's trap vector with the one above.
 static __attribute__((constructor)) void tinyattn_install_trap(void) {
-  __asm__ volatile(".option push\n.option arch, +zicsr\ncsrw mtvec, %0\n.option pop" ::"r"(&tinyattn_trap_handler));
+  __asm__ volatile(TINYATTN_CSR_ASM("csrw mtvec, %0")::"r"(&tinyattn_trap_handler));
 }
+
+#if defined(__riscv_vector)
+// A core with vectors (V or a Zve* profile) starts with them off
+// (mstatus.VS = Off: every vector instruction traps) and picolibc's crt0
+// turns on the FPU only: VS = Initial here, before the other constructors.
+static __attribute__((constructor(101))) void tinyattn_enable_vector(void) {
+  __asm__ volatile(TINYATTN_CSR_ASM("csrs mstatus, %0")::"r"(0x200u));
+}
+#endif
