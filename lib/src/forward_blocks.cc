@@ -46,12 +46,14 @@ void block_logits(const Problem& p, const Block& b, size_t off, size_t len, floa
   // One check over the block's rows where they are contiguous (the common
   // case), then the rows one by one only if it fails or they are not.
   const bool finite = lds == len && all_finite(s, b.count * len);
-  for (size_t r = 0; r < b.count; ++r) {
+  // The common case (finite, no softcap, no element masks): nothing per row.
+  const size_t rows = finite && p.softcap == 0.0f && !p.element_masks ? 0 : b.count;
+  for (size_t r = 0; r < rows; ++r) {
     if (!finite) settle_logits(q + r * dk, k, dk, len, dk, p.scale, s + r * lds);
     if (p.softcap != 0.0f) cap_logits(p.softcap, s + r * lds, len);
+    if (!p.element_masks) continue;
     const KeyRange o = own_part(p, b, r, lo, len);
-    if (p.element_masks && !o.empty())
-      apply_element_masks(p.mask, p.d, b.h, b.i0 + r, KeyRange{lo + o.lo, lo + o.hi}, s + r * lds + o.lo);
+    if (!o.empty()) apply_element_masks(p.mask, p.d, b.h, b.i0 + r, KeyRange{lo + o.lo, lo + o.hi}, s + r * lds + o.lo);
   }
 }
 
@@ -137,28 +139,34 @@ TINYATTN_NOINLINE void plain_block(const Problem& p, const Block& b, float* s, s
   float a[kBlockRows] = {};
   RowEnd end[kBlockRows] = {};
   for (size_t r = 0; r < b.count; ++r) {
-    const Row row = make_row(p, b.h, b.i0 + r);
-    const KeyRange own{row.r.lo - b.u.lo, row.r.hi - b.u.lo};  // u covers it
+    // The row's range and outputs as its live path needs them: a whole Row
+    // (make_row) only for the rows that end early.
+    const size_t i = b.i0 + r;
+    const KeyRange rr = p.range(i);
+    const KeyRange own{rr.lo - b.u.lo, rr.hi - b.u.lo};  // u covers it
     float* sr = s + r * lds;
     float* mine = sr + own.lo;
     const size_t n = own.size();
     const float max = p.kern.row_max(mine, n);
     a[r] = 1.0f;
     end[r] = max == -kInf ? RowEnd::kNoKey : max != max ? RowEnd::kNaNLogit : RowEnd::kLive;
-    if (end[r] == RowEnd::kNoKey) {
-      finish_empty(row, dv);
-    } else if (end[r] == RowEnd::kNaNLogit) {
-      finish_nan(row, dv, mine);
+    if (end[r] != RowEnd::kLive) {
+      const Row row = make_row(p, b.h, i);
+      if (end[r] == RowEnd::kNoKey)
+        finish_empty(row, dv);
+      else
+        finish_nan(row, dv, mine);
     } else {
       const float sum = exponentiate(p.kern, mine, n, max);
       const float inv = 1.0f / sum;
-      if (row.weights) {
+      const size_t idx = b.h * p.d.n + i;
+      if (p.io.weights) {
         p.kern.scale(mine, n, inv);
-        store(mine, row.weights + row.r.lo, n);
+        store(mine, p.io.weights + idx * p.d.m + rr.lo, n);
       } else {
         a[r] = inv;
       }
-      if (row.lse) *row.lse = log_sum_exp(max, sum);
+      if (p.io.lse) p.io.lse[idx] = log_sum_exp(max, sum);
     }
     if (end[r] == RowEnd::kLive)
       zero_outside(sr, len, own);

@@ -57,13 +57,59 @@ struct RowOf {
   size_t h = 0, i = 0;
 };
 
-// Whether x[0..n) holds no inf or NaN. Hosted targets: an all-ones exponent
-// sets bit 31 of (bits & exponent) + lowest exponent bit, which no finite
-// value does; integer operations in one OR chain, which the compiler
-// vectorises. M-profile cores (no integer vectors, every logit checked):
-// x * 0 is 0 for a finite x and NaN otherwise, one FPU multiply-add per value.
+// Whether x[0..n) holds no inf or NaN. x * 0 is 0 for a finite x and NaN
+// otherwise, so the sum of every x * 0 is 0 exactly when all are finite.
+// M-profile cores with a single-precision FPU and no Helium: eight values
+// per VLDM, one VFMA each (GCC loads one float per VLDR), z += x * z: z
+// stays 0 while the values are finite, and NaN once it is NaN. Other M-profile
+// cores with an FPU (Helium): the same sum in C, which GCC vectorises.
+// Hosted targets and cores without an FPU: an all-ones exponent sets bit 31
+// of (bits & exponent) + lowest exponent bit, which no finite value does;
+// integer operations in one OR chain, which the compiler vectorises (and no
+// soft-float calls).
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && !defined(__ARM_FEATURE_MVE)
+#define TINYATTN_ALL_FINITE_VLDM 1
+#else
+#define TINYATTN_ALL_FINITE_VLDM 0
+#endif
+#if TINYATTN_ALL_FINITE_VLDM
+// Pure: the asm's memory clobber would otherwise make each call a possible
+// store, and the callers reload what they hold across it.
+__attribute__((pure))
+#endif
 inline bool all_finite(const float* x, size_t n) {
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#if TINYATTN_ALL_FINITE_VLDM
+  const float* p = x;
+  float z = 0.0f;
+  __asm__ volatile(
+      "cmp %[p], %[last]\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldmia %[p]!, {s0-s7}\n"
+      "vfma.f32 %[z], s0, %[z]\n"
+      "vfma.f32 %[z], s1, %[z]\n"
+      "vfma.f32 %[z], s2, %[z]\n"
+      "vfma.f32 %[z], s3, %[z]\n"
+      "vfma.f32 %[z], s4, %[z]\n"
+      "vfma.f32 %[z], s5, %[z]\n"
+      "vfma.f32 %[z], s6, %[z]\n"
+      "vfma.f32 %[z], s7, %[z]\n"
+      "cmp %[p], %[last]\n"
+      "bne 1b\n"
+      "2:\n"  // the last n % 8 values one by one
+      "cmp %[p], %[end]\n"
+      "beq 4f\n"
+      "3:\n"
+      "vldmia %[p]!, {s0}\n"
+      "vfma.f32 %[z], s0, %[z]\n"
+      "cmp %[p], %[end]\n"
+      "bne 3b\n"
+      "4:\n"
+      : [p] "+r"(p), [z] "+t"(z)
+      : [last] "r"(x + (n & ~size_t{7})), [end] "r"(x + n)
+      : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "memory", "cc");
+  return z == 0.0f;
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP)
   float z0 = 0.0f, z1 = 0.0f, z2 = 0.0f, z3 = 0.0f;
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {  // four values per loop step: loads and the loop amortised

@@ -33,15 +33,20 @@ namespace {
 // KernelsF32::row_max (n >= 1). As the scalar kernel: no NaN test per
 // element, but a flag, the sum of every x * 0 (NaN exactly when some element
 // is inf or NaN); a row it flags is scanned for its first NaN, which wins.
-// The maximum starts at x[0]; the pairs start at x[1] for an odd n, else at
-// x[0] again (a comparison with itself changes nothing).
+// The maximum starts at x[0]; an even n takes x[1] in a step of its own,
+// then the pairs run to the end.
 __attribute__((noinline)) float row_max(const float* x, size_t n) {
   float out[2];  // the maximum and the flag
-  const float* p = x + n % 2;
+  const float* p = x + 2 - n % 2;
   __asm__ volatile(
       "vldr s4, [%[zeros]]\n"
       "vldr s0, [%[x]]\n"
       "vmul.f32 s1, s0, s4\n"
+      "tst %[n], #1\n"
+      "bne 3f\n"
+      "vldr s2, [%[x], #4]\n" TINYATTN_DSP_MAX_STEP("s2")
+      "vfma.f32 s1, s2, s4\n"
+      "3:\n"
       "cmp %[p], %[end]\n"
       "beq 2f\n"
       "1:\n"
@@ -53,7 +58,7 @@ __attribute__((noinline)) float row_max(const float* x, size_t n) {
       "2:\n"
       "vstmia %[out], {s0-s1}\n"
       : [p] "+r"(p)
-      : [x] "r"(x), [end] "r"(x + n), [zeros] "r"(kZeros), [out] "r"(out)
+      : [x] "r"(x), [n] "r"(n), [end] "r"(x + n), [zeros] "r"(kZeros), [out] "r"(out)
       : "s0", "s1", "s2", "s3", "s4", "memory", "cc");
   if (out[1] != out[1])
     for (size_t j = 0; j < n; ++j)
