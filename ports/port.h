@@ -28,6 +28,17 @@ const KernelsI8* port_kernels_i8();
 TINYATTN_PORT_LIST(TINYATTN_PORT_SPECIALIZATIONS)
 #undef TINYATTN_PORT_SPECIALIZATIONS
 
+// A port with TFLite-mode int8 kernels (KernelsI8Tflite) also defines
+// port_tflite_kernels_i8, which only the paths that run Int8Mode::kTflite
+// reach (tflite_kernels_i8). The ports that have them:
+constexpr bool port_has_tflite_i8(Port p) { return p == Port::kDsp || p == Port::kMve; }
+template <Port P>
+const KernelsI8Tflite* port_tflite_kernels_i8();
+template <>
+const KernelsI8Tflite* port_tflite_kernels_i8<Port::kDsp>();
+template <>
+const KernelsI8Tflite* port_tflite_kernels_i8<Port::kMve>();
+
 // Every port also defines, for each square fixed extent E = fixed_extent(w,
 // w), the table Attention<S>'s plain call attn(q, k, v, y) of that extent
 // on full blocks runs on when the port is the default

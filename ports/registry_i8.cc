@@ -31,7 +31,31 @@ constexpr bool own_table_i8(Port port) {
   return false;
 }
 
+template <Port P>
+const KernelsI8Tflite* tflite_table_i8() {
+  if constexpr (registry::built(P) && port_has_tflite_i8(P)) {
+    return port_tflite_kernels_i8<P>();
+  } else {
+    return nullptr;
+  }
+}
+
 }  // namespace
+
+const KernelsI8Tflite* default_tflite_kernels_i8() { return tflite_table_i8<Port::TINYATTN_DEFAULT_PORT>(); }
+
+const KernelsI8Tflite* tflite_kernels_i8(Port port) {
+  if (port == Port::kDefault) port = default_port();
+  if (!port_compiled(port)) return nullptr;
+  switch (port) {
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return tflite_table_i8<Port::e>();
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
+    default: return nullptr;
+  }
+}
 
 const KernelsI8* default_kernels_i8() {
   constexpr Port kPort = Port::TINYATTN_DEFAULT_PORT;

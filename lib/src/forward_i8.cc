@@ -312,8 +312,10 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
 // over the key range, TFLite's requantization into the int8 score tensor
 // (masked keys -128), TFLite's softmax over all M keys, the port's exact
 // P.V sums of the weights (softmax output + 128) and TFLite's requantization.
-void tflite_head(const KernelsI8& kern, const Dims& d, const ForwardIoI8& io, const Int8HeadPlan& p, size_t h,
-                 const Mask& mask, int32_t* s, int32_t* acc, int32_t* exps) {
+// The per-element steps run the port's TFLite-mode kernels tk where it has
+// them (kernels_i8.h), otherwise tflite_ops.h's.
+void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d, const ForwardIoI8& io,
+                 const Int8HeadPlan& p, size_t h, const Mask& mask, int32_t* s, int32_t* acc, int32_t* exps) {
   if (exps)
     for (size_t i = 0; i < tflite_ops::kExpTableSize; ++i) exps[i] = -1;
   const TfliteParams& t = p.tflite;
@@ -321,30 +323,60 @@ void tflite_head(const KernelsI8& kern, const Dims& d, const ForwardIoI8& io, co
   const size_t kv_head = h / d.group();
   const int8_t* k_head = io.k + kv_head * d.m * d.dk;
   const int8_t* v_head = io.v + kv_head * d.m * d.dv;
-  auto clamp8 = [](int32_t x) { return x < -128 ? -128 : (x > 127 ? 127 : x); };
   for (size_t i = 0; i < d.n; ++i) {
     const size_t row = h * d.n + i;
     const KeyRange r = key_range(mask, i, d.n, d.m);
-    if (r.size()) kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, p.q_zero, p.k_zero,
-                              s + r.lo);
-    for (size_t j = 0; j < d.m; ++j) {
-      const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
-      s[j] = visible ? clamp8(tflite_ops::multiply_by_quantized_multiplier(s[j], t.scores) + t.scores_zero) : -128;
+    const int32_t top = r.size() ? kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk,
+                                               p.q_zero, p.k_zero, s + r.lo)
+                                 : 0;
+    int32_t max = -128;
+    if (tk && !element_masks) {
+      for (size_t j = 0; j < r.lo; ++j) s[j] = -128;
+      for (size_t j = r.hi; j < d.m; ++j) s[j] = -128;
+      if (r.size()) {
+        tk->requantize(s + r.lo, r.size(), t.scores, t.scores_zero, s + r.lo, nullptr);
+        // MBQM is monotonic where x 2^shift does not wrap (shift <= 0): the
+        // largest sum gives the largest score.
+        max = t.scores.shift <= 0 ? tflite_ops::requantize(top, t.scores, t.scores_zero)
+                                  : tflite_ops::softmax_max(s + r.lo, r.size());
+      }
+    } else {
+      for (size_t j = 0; j < d.m; ++j) {
+        const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
+        s[j] = visible ? tflite_ops::requantize(s[j], t.scores, t.scores_zero) : -128;
+        max = s[j] > max ? s[j] : max;
+      }
     }
-    tflite_ops::softmax_row(s, d.m, t, exps);
+    // TFLite's softmax_row (tflite_ops.h) in its passes.
+    const int32_t sum =
+        exps && tk ? tk->exps(s, d.m, max, t, exps) : tflite_ops::softmax_exps(s, d.m, max, t, exps);
+    int exponent = 0;
+    const int32_t scale = tflite_ops::softmax_reciprocal(sum, &exponent);
+    if (tk)
+      tk->outputs(s, d.m, scale, exponent);
+    else
+      tflite_ops::softmax_outputs(s, d.m, scale, exponent);
     if (io.weights)
       for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(s[j]);
     // weights in [0, 255] summing to about 256: inside weighted_sum's contract
     kern.weighted_sum(s, v_head, d.dv, d.m, d.dv, p.v_zero, acc);
     int8_t* y_row = io.y + row * d.dv;
-    for (size_t c = 0; c < d.dv; ++c)
-      y_row[c] = static_cast<int8_t>(clamp8(tflite_ops::multiply_by_quantized_multiplier(acc[c], t.output) + p.y_zero));
+    if (tk) {
+      tk->requantize(acc, d.dv, t.output, p.y_zero, nullptr, y_row);
+    } else {
+      for (size_t c = 0; c < d.dv; ++c)
+        y_row[c] = static_cast<int8_t>(tflite_ops::requantize(acc[c], t.output, p.y_zero));
+    }
   }
 }
 
-template <unsigned kModes>
-void run_forward_i8(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
-                    const Mask& mask) {
+const KernelsI8Tflite* no_tflite_table() { return nullptr; }
+
+// tflite_table(): the port's TFLite-mode kernels (null: the portable code),
+// looked up per TFLite head, so native heads do not pay for it.
+template <unsigned kModes, class TfliteTable>
+void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Dims& d, const ForwardIoI8& io,
+                    const Int8Plan& plan, Workspace ws, const Mask& mask) {
   const KernelsI8* kern = &kernels;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
@@ -362,7 +394,7 @@ void run_forward_i8(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& 
     const Int8HeadPlan& p = plan.heads[h];
     if constexpr (runs(kModes, Int8Mode::kTflite)) {
       if (p.mode == Int8Mode::kTflite) {
-        tflite_head(*kern, d, io, p, h, mask, s, acc, exps);
+        tflite_head(*kern, tflite_table(), d, io, p, h, mask, s, acc, exps);
         continue;
       }
     }
@@ -440,14 +472,14 @@ void run_forward_i8(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& 
 
 void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
                                   Workspace ws, const Mask& mask) {
-  run_forward_i8<kNativeOnly>(kernels, d, io, plan, ws, mask);
+  run_forward_i8<kNativeOnly>(kernels, no_tflite_table, d, io, plan, ws, mask);
 }
 
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
                   const Options& o) {
   const KernelsI8* kern = nullptr;
   if (Status s = validate_forward_i8<false, kBothModes>(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
-  run_forward_i8<kBothModes>(*kern, d, io, plan, ws, mask);
+  run_forward_i8<kBothModes>(*kern, [&o] { return tflite_kernels_i8(o.port); }, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
@@ -456,7 +488,7 @@ Status detail::forward_i8_native(const Dims& d, const ForwardIoI8& io, const Int
   const KernelsI8* kern = nullptr;
   if (Status s = validate_forward_i8<false, kNativeOnly>(d, io, plan, ws, mask, o, &kern); s != Status::kOk)
     return s;
-  run_forward_i8<kNativeOnly>(*kern, d, io, plan, ws, mask);
+  run_forward_i8<kNativeOnly>(*kern, no_tflite_table, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
@@ -467,7 +499,10 @@ Status detail::forward_i8_default_port(const Dims& d, const ForwardIoI8& io, con
   if (Status s = validate_forward_i8<true, mode_set(kMode)>(d, io, plan, ws, mask, Options{}, &kern);
       s != Status::kOk)
     return s;
-  run_forward_i8<mode_set(kMode)>(*kern, d, io, plan, ws, mask);
+  if constexpr (kMode == Int8Mode::kTflite)
+    run_forward_i8<mode_set(kMode)>(*kern, default_tflite_kernels_i8, d, io, plan, ws, mask);
+  else
+    run_forward_i8<mode_set(kMode)>(*kern, no_tflite_table, d, io, plan, ws, mask);
   return Status::kOk;
 }
 template Status detail::forward_i8_default_port<Int8Mode::kNative>(const Dims&, const ForwardIoI8&, const Int8Plan&,

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tinyattn/kernels_i8.h"
 #include "tinyattn/quant.h"
 
 namespace tinyattn::tflite_ops {
@@ -23,10 +24,9 @@ namespace tinyattn::tflite_ops {
 inline int32_t srdhm(int32_t a, int32_t b) {
   if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
   const int64_t v = static_cast<int64_t>(a) * b + (int64_t{1} << 30);  // in (-2^62, 2^62]
-  // floor(v / 2^31) without shifting a negative value: v + 2^62 >= 0, and
-  // floor((v + 2^62) / 2^31) - 2^31 is the same integer (no branch).
-  const uint64_t biased = static_cast<uint64_t>(v) + (uint64_t{1} << 62);
-  return static_cast<int32_t>(static_cast<int64_t>(biased >> 31) - (int64_t{1} << 31));
+  // floor(v / 2^31) without shifting a negative value: it fits int32, so it
+  // is bits 31..62 of v, which a logical shift of v's two's complement gives.
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v) >> 31));
 }
 
 // gemmlowp's RoundingDivideByPOT: x * 2^-e to nearest, ties away from zero
@@ -100,14 +100,24 @@ inline int32_t one_over_one_plus_x(int32_t a) {
   constexpr int32_t k48Over17 = 1515870810;      // Q2.29
   constexpr int32_t kMinus32Over17 = -1010580540;  // Q2.29
   constexpr int32_t kOneQ2 = int32_t{1} << 29;
-  // RoundingHalfSum(a, One()), One() of Q0.31 being INT32_MAX: (a + 2^31) / 2, a >= 0
-  const int32_t half_denominator = static_cast<int32_t>((static_cast<int64_t>(a) + (int64_t{1} << 31)) >> 1);
+  // RoundingHalfSum(a, One()), One() of Q0.31 being INT32_MAX: floor((a + 2^31) / 2), a >= 0
+  const int32_t half_denominator = (int32_t{1} << 30) + (a >> 1);
   int32_t x = k48Over17 + srdhm(half_denominator, kMinus32Over17);
   for (int i = 0; i < 3; ++i) {
     const int32_t one_minus_dx = kOneQ2 - srdhm(half_denominator, x);
     x = x + saturating_shl(srdhm(x, one_minus_dx), 2);  // Q4.27 -> Q2.29
   }
   return saturating_shl(x, 1);  // x / 2 in Q1.30, read as Q0.31
+}
+
+// The int8 requantization of a BatchMatMul's int32 sum:
+// clamp(MBQM(x, m) + zero, -128, 127), the sum exact (no int32 overflow
+// where MBQM is near its ends).
+inline int32_t requantize(int32_t x, TfliteMultiplier m, int32_t zero) {
+  int32_t y = multiply_by_quantized_multiplier(x, m);
+  y = y < -256 ? -256 : (y > 255 ? 255 : y);  // the same clamp after adding |zero| <= 128
+  y += zero;
+  return y < -128 ? -128 : (y > 127 ? 127 : y);
 }
 
 // Leading zero bits of a nonzero 32-bit value.
@@ -136,18 +146,13 @@ inline int32_t softmax_exp(int32_t diff, const TfliteParams& p) {
 
 // Scores are int8, so a row's diff is one of 256 values and a head's exps
 // can be remembered: kExpTableSize entries, -1 where not computed yet.
-inline constexpr size_t kExpTableSize = 256;
+inline constexpr size_t kExpTableSize = kTfliteExpTableSize;
 
-// TFLite's reference int8 softmax of one row (reference/softmax.h, int8 in
-// and out, output scale 1/256, zero point -128), returning each output plus
-// 128 (the weight of P.V, in [0, 255]). s[j] holds the int8 scores on input
-// and the weights on output. 1 <= n <= kMaxMTflite keeps the Q12.19 sum in
-// int32. exps: null, or the head's table of softmax_exp(-i) at i (-1: not
-// computed yet), filled as diffs come.
-inline void softmax_row(int32_t* s, size_t n, const TfliteParams& p, int32_t* exps) {
-  constexpr int kAccumulationIntegerBits = 12;
-  int32_t max = -128;
-  for (size_t j = 0; j < n; ++j) max = s[j] > max ? s[j] : max;
+constexpr int kAccumulationIntegerBits = 12;
+
+// The exp pass of softmax_row (KernelsI8Tflite::exps): s[j] -> e_j for the
+// row maximum max, returning the Q12.19 sum. exps as softmax_row's.
+inline int32_t softmax_exps(int32_t* s, size_t n, int32_t max, const TfliteParams& p, int32_t* exps) {
   int32_t sum = 0;  // Q12.19
   for (size_t j = 0; j < n; ++j) {
     const int32_t diff = s[j] - max;  // in [-255, 0]
@@ -162,19 +167,48 @@ inline void softmax_row(int32_t* s, size_t n, const TfliteParams& p, int32_t* ex
     sum += rounding_divide_by_pot(e, kAccumulationIntegerBits);
     s[j] = e;
   }
-  // GetReciprocal: sum = 2^num_bits_over_unit * (1 + x), x in [0, 1)
+  return sum;
+}
+
+// GetReciprocal of the sum (>= 1): sum = 2^num_bits_over_unit * (1 + x),
+// x in [0, 1); the scale 1 / (1 + x) and the output pass's exponent, 23..34.
+// TFLite's reference checks the exponent is at most 31 (a sum of exps of 512
+// or more stops it); beyond, the exact rounding is 0.
+inline int32_t softmax_reciprocal(int32_t sum, int* exponent) {
   const int headroom_plus_one = count_leading_zeros(static_cast<uint32_t>(sum));
   const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
   const int32_t shifted_sum_minus_one =
       static_cast<int32_t>((static_cast<uint32_t>(sum) << headroom_plus_one) - (uint32_t{1} << 31));
-  const int32_t shifted_scale = one_over_one_plus_x(shifted_sum_minus_one);
-  // Exponent 23..34. TFLite's reference checks it is at most 31 (a sum of
-  // exps of 512 or more stops it); beyond, the exact rounding is 0.
-  const int exponent = num_bits_over_unit + 31 - 8;
+  *exponent = num_bits_over_unit + 31 - 8;
+  return one_over_one_plus_x(shifted_sum_minus_one);
+}
+
+// The output pass (KernelsI8Tflite::outputs): each output plus 128.
+inline void softmax_outputs(int32_t* e, size_t n, int32_t scale, int exponent) {
   for (size_t j = 0; j < n; ++j) {
-    const int32_t out = rounding_divide_by_pot(srdhm(shifted_scale, s[j]), exponent);  // >= 0
-    s[j] = out > 255 ? 255 : out;  // clamp(out - 128, -128, 127) + 128
+    const int32_t out = rounding_divide_by_pot(srdhm(scale, e[j]), exponent);  // >= 0
+    e[j] = out > 255 ? 255 : out;  // clamp(out - 128, -128, 127) + 128
   }
+}
+
+// The row maximum, at least -128 (an int8 score).
+inline int32_t softmax_max(const int32_t* s, size_t n) {
+  int32_t max = -128;
+  for (size_t j = 0; j < n; ++j) max = s[j] > max ? s[j] : max;
+  return max;
+}
+
+// TFLite's reference int8 softmax of one row (reference/softmax.h, int8 in
+// and out, output scale 1/256, zero point -128), returning each output plus
+// 128 (the weight of P.V, in [0, 255]). s[j] holds the int8 scores on input
+// and the weights on output. 1 <= n <= kMaxMTflite keeps the Q12.19 sum in
+// int32. exps: null, or the head's table of softmax_exp(-i) at i (-1: not
+// computed yet), filled as diffs come.
+inline void softmax_row(int32_t* s, size_t n, const TfliteParams& p, int32_t* exps) {
+  const int32_t sum = softmax_exps(s, n, softmax_max(s, n), p, exps);
+  int exponent = 0;
+  const int32_t scale = softmax_reciprocal(sum, &exponent);
+  softmax_outputs(s, n, scale, exponent);
 }
 
 }  // namespace tinyattn::tflite_ops

@@ -362,3 +362,264 @@ TA_CASE("int8 kernels: requantize rounds exact ties away from zero") {
     TA_CHECK_MSG(bad == 0, "%s/%s: %zu tie outputs differ", k.port, k.simd_target(), bad);
   }
 }
+
+// ---------------------------------------------------------------- TFLite mode
+//
+// The optional entries of Int8Mode::kTflite, on the tables that have them
+// (tflite_kernels_i8), against gemmlowp's and TFLite's definitions written
+// out here in int64: SaturatingRoundingDoublingHighMul's nudge and truncating
+// division, RoundingDivideByPOT's mask and threshold.
+
+namespace {
+
+int32_t ref_srdhm(int32_t a, int32_t b) {
+  if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+  const int64_t ab = int64_t{a} * b;
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : 1 - (int64_t{1} << 30);
+  return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));  // C++ division truncates, as gemmlowp's
+}
+
+int64_t ref_rdbpot(int64_t x, int e) {
+  if (e == 0) return x;
+  const int64_t mask = (int64_t{1} << e) - 1;
+  const int64_t remainder = x & mask;
+  const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+int32_t ref_requantize(int32_t x, TfliteMultiplier m, int32_t zero) {
+  const int left = m.shift > 0 ? m.shift : 0;
+  const int right = m.shift > 0 ? 0 : -m.shift;
+  const int32_t shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);  // wraps, as on hardware
+  const int64_t y = ref_rdbpot(ref_srdhm(shifted, m.multiplier), right) + zero;
+  return static_cast<int32_t>(y < -128 ? -128 : (y > 127 ? 127 : y));
+}
+
+// gemmlowp's exp_on_negative_values (5 integer bits) of TFLite's scaled diff.
+int32_t ref_softmax_exp(int32_t diff, const TfliteParams& p) {
+  if (diff < p.diff_min) return 0;
+  const int32_t a = ref_srdhm(static_cast<int32_t>(static_cast<uint32_t>(diff) << p.beta.shift), p.beta.multiplier);
+  const int32_t quarter = 1 << 24;
+  const int32_t r = (a & (quarter - 1)) - quarter;
+  // exp_on_interval_between_negative_one_quarter_and_0_excl(r * 32)
+  const int32_t x = r * 32 + (1 << 28);
+  const int32_t x2 = ref_srdhm(x, x), x3 = ref_srdhm(x2, x), x4 = ref_srdhm(x2, x2);
+  const int32_t x4_over_4 = static_cast<int32_t>(ref_rdbpot(x4, 2));
+  const int32_t poly = static_cast<int32_t>(ref_rdbpot(ref_srdhm(x4_over_4 + x3, 715827883) + x2, 1));
+  int32_t result = 1895147668 + ref_srdhm(1895147668, x + poly);
+  const int32_t barrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+  for (int k = 0; k < 7; ++k)
+    if ((r - a) & (1 << (24 + k))) result = ref_srdhm(result, barrel[k]);
+  return a == 0 ? INT32_MAX : result;
+}
+
+int32_t random_i32(Rng& rng) { return static_cast<int32_t>(static_cast<uint32_t>(rng.next_u64())); }
+
+// A valid multiplier (>= 2^30) with the extremes often.
+int32_t random_tflite_multiplier(Rng& rng) {
+  switch (rng.next_u64() % 5) {
+    case 0: return 1 << 30;
+    case 1: return INT32_MAX;
+    case 2: return (1 << 30) + static_cast<int32_t>(rng.next_u64() % 16);
+    default: return (1 << 30) + static_cast<int32_t>(rng.next_u64() % (uint64_t{1} << 30));
+  }
+}
+
+// The compiled ports' TFLite-mode tables, where they have one.
+struct TflitePorts {
+  const KernelsI8Tflite* tables[tatest::kMaxPorts];
+  const char* names[tatest::kMaxPorts];
+  size_t n = 0;
+  TflitePorts() {
+    Ports pl;
+    for (size_t i = 0; i < pl.n; ++i) {
+      if (const KernelsI8Tflite* t = tflite_kernels_i8(pl.ports[i])) {
+        tables[n] = t;
+        names[n++] = port_name(pl.ports[i]);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TA_CASE("int8 kernels: the TFLite-mode tables") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8Tflite* t = tflite_kernels_i8(pl.ports[pi]);
+    if (t) TA_CHECK_MSG(t->requantize && t->exps && t->outputs, "%s: a null entry", port_name(pl.ports[pi]));
+    char line[96];
+    format(line, sizeof line, "int8 kernels: %s TFLite-mode kernels: %s\n", port_name(pl.ports[pi]),
+           t ? "own" : "portable");
+    out(line);
+  }
+  TA_CHECK(tflite_kernels_i8(Port::kDefault) == tflite_kernels_i8(default_port()));
+  TA_CHECK(default_tflite_kernels_i8() == tflite_kernels_i8(default_port()));
+}
+
+TA_CASE("int8 kernels: tflite_requantize is TFLite's MultiplyByQuantizedMultiplier, zero point and clamp") {
+  TflitePorts tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI8Tflite& k = *tp.tables[pi];
+    size_t bad = 0, overrun = 0, checked = 0, saturated = 0, inside = 0;
+    Rng rng(31);
+    for (int32_t shift = -31; shift <= 30; ++shift)
+      for (int trial = 0; trial < 6; ++trial) {
+        const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+        Arena::Scope scope;
+        auto in = Guarded<int32_t>::make(n, kGuardValue);
+        auto out32 = Guarded<int32_t>::make(n, kGuardValue);
+        auto out8 = Guarded<int8_t>::make(n, int8_t{0x5a});
+        int32_t* want = alloc<int32_t>(n);
+        if (!in.base || !out32.base || !out8.base || !want) TA_IGNORE("arena too small");
+        const TfliteMultiplier m{random_tflite_multiplier(rng), shift};
+        const int32_t zero = trial == 0 ? -128 : (trial == 1 ? 127 : random_zero(rng));
+        // Inputs: full range, extremes, and near the values whose output is a
+        // tie of the rounding (in 2^-shift steps around small outputs).
+        for (size_t j = 0; j < n; ++j) {
+          int32_t x = random_i32(rng);
+          switch (rng.next_u64() % 6) {
+            case 0: {
+              const int sh = shift < 0 ? (-shift < 30 ? -shift : 30) : 0;
+              x = static_cast<int32_t>(static_cast<int64_t>(rng.next_u64() % 512) - 256) * (int32_t{1} << sh) +
+                  static_cast<int32_t>(rng.next_u64() % 5) - 2;
+              break;
+            }
+            case 1: x = j % 2 ? INT32_MIN : INT32_MAX; break;
+            case 2: x = static_cast<int32_t>(rng.next_u64() % 7) - 3; break;
+            case 3: x >>= rng.next_u64() % 31; break;
+            default: break;
+          }
+          in.data()[j] = x;
+          want[j] = ref_requantize(x, m, zero);
+          saturated += want[j] == -128 || want[j] == 127;
+          inside += want[j] > -128 && want[j] < 127;
+        }
+        k.requantize(in.data(), n, m, zero, out32.data(), nullptr);
+        k.requantize(in.data(), n, m, zero, nullptr, out8.data());
+        for (size_t j = 0; j < n; ++j) bad += (out32.data()[j] != want[j]) + (out8.data()[j] != want[j]);
+        // in place
+        k.requantize(in.data(), n, m, zero, in.data(), nullptr);
+        for (size_t j = 0; j < n; ++j) bad += in.data()[j] != want[j];
+        overrun += !in.intact() + !out32.intact() + !out8.intact();
+        checked += n;
+      }
+    TA_CHECK_MSG(bad == 0, "%s: %zu of %zu TFLite requantizations differ", tp.names[pi], bad, checked);
+    TA_CHECK_MSG(overrun == 0, "%s: tflite_requantize wrote outside its output %zu times", tp.names[pi], overrun);
+    TA_CHECK_MSG(saturated > 0 && inside > 0, "%s: %zu saturated, %zu inside", tp.names[pi], saturated,
+                 inside);
+  }
+}
+
+TA_CASE("int8 kernels: tflite_requantize rounds exact ties away from zero") {
+  // multiplier 2^30: SRDHM(a, 2^30) = floor((a + 1) / 2), so a = 2 x gives x
+  // exactly, and x = (j + 1/2) 2^e is a tie of RoundingDivideByPOT(x, e).
+  TflitePorts tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI8Tflite& k = *tp.tables[pi];
+    size_t bad = 0;
+    for (int e = 1; e <= 26; ++e) {
+      int32_t in[32], out[32];
+      for (int i = 0; i < 32; ++i) {
+        const int64_t j = (i % 16) - 8;
+        in[i] = static_cast<int32_t>(2 * (j * (int64_t{1} << e) + (int64_t{1} << (e - 1))) + (i / 16));
+      }
+      const TfliteMultiplier m{1 << 30, -e};
+      k.requantize(in, 32, m, 5, out, nullptr);
+      for (int i = 0; i < 32; ++i) bad += out[i] != ref_requantize(in[i], m, 5);
+    }
+    TA_CHECK_MSG(bad == 0, "%s: %zu tie outputs differ", tp.names[pi], bad);
+  }
+}
+
+TA_CASE("int8 kernels: tflite_exps reads and fills the exp table, and sums TFLite's Q12.19 terms") {
+  TflitePorts tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI8Tflite& k = *tp.tables[pi];
+    size_t bad = 0, bad_sum = 0, bad_table = 0, overrun = 0;
+    Rng rng(33);
+    for (int head = 0; head < 48; ++head) {
+      TfliteParams p;
+      p.beta.shift = 1 + static_cast<int32_t>(rng.next_u64() % 31);
+      if (head < 31) p.beta.shift = head + 1;  // every shift
+      p.beta.multiplier = random_tflite_multiplier(rng);
+      p.diff_min = -static_cast<int32_t>((int64_t{31} << 26) >> p.beta.shift);
+      Arena::Scope scope;
+      auto exps = Guarded<int32_t>::make(kTfliteExpTableSize, kGuardValue);
+      if (!exps.base) TA_IGNORE("arena too small");
+      for (size_t i = 0; i < kTfliteExpTableSize; ++i) exps.data()[i] = -1;
+      for (int row = 0; row < 6; ++row) {
+        const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+        auto s = Guarded<int32_t>::make(n, kGuardValue);
+        int32_t* in = alloc<int32_t>(n);
+        if (!s.base || !in) TA_IGNORE("arena too small");
+        // int8 scores, some rows spanning all 256 differences
+        int32_t max = -128;
+        for (size_t j = 0; j < n; ++j) {
+          in[j] = row % 3 == 0 ? (rng.next_u64() % 2 ? 127 : -128) : random_i8(rng);
+          max = in[j] > max ? in[j] : max;
+        }
+        if (row == 4) max = 127;  // max above every score
+        std::memcpy(s.data(), in, n * sizeof(int32_t));
+        const int32_t sum = k.exps(s.data(), n, max, p, exps.data());
+        int64_t want_sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          const int32_t e = ref_softmax_exp(in[j] - max, p);
+          bad += s.data()[j] != e;
+          want_sum += ref_rdbpot(e, 12);
+        }
+        bad_sum += sum != want_sum;
+        for (size_t i = 0; i < kTfliteExpTableSize; ++i) {
+          const int32_t t = exps.data()[i];
+          bad_table += t != -1 && t != ref_softmax_exp(-static_cast<int32_t>(i), p);
+        }
+        overrun += !s.intact() + !exps.intact();
+      }
+    }
+    TA_CHECK_MSG(bad == 0, "%s: %zu exps differ", tp.names[pi], bad);
+    TA_CHECK_MSG(bad_sum == 0, "%s: %zu sums differ", tp.names[pi], bad_sum);
+    TA_CHECK_MSG(bad_table == 0, "%s: %zu table entries wrong", tp.names[pi], bad_table);
+    TA_CHECK_MSG(overrun == 0, "%s: tflite_exps wrote outside s or the table %zu times", tp.names[pi],
+                 overrun);
+  }
+}
+
+TA_CASE("int8 kernels: tflite_outputs is TFLite's softmax output step, clamped to 255") {
+  TflitePorts tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI8Tflite& k = *tp.tables[pi];
+    size_t bad = 0, overrun = 0, clamped = 0;
+    Rng rng(35);
+    for (int exponent = 23; exponent <= 34; ++exponent)
+      for (int trial = 0; trial < 8; ++trial) {
+        const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+        Arena::Scope scope;
+        auto e = Guarded<int32_t>::make(n, kGuardValue);
+        int32_t* in = alloc<int32_t>(n);
+        if (!e.base || !in) TA_IGNORE("arena too small");
+        const int32_t scale =
+            trial == 0 ? INT32_MAX : (trial == 1 ? 1 : (trial == 2 ? 1 << 30 : random_tflite_multiplier(rng)));
+        for (size_t j = 0; j < n; ++j) {
+          switch (rng.next_u64() % 4) {
+            case 0: in[j] = j % 2 ? INT32_MAX : 0; break;
+            case 1:  // around the outputs below 1
+              in[j] = static_cast<int32_t>(rng.next_u64() % (uint64_t{1} << (exponent - 8 < 31 ? exponent - 8 : 31)));
+              break;
+            default: in[j] = static_cast<int32_t>(rng.next_u64() & 0x7fffffffu); break;
+          }
+        }
+        std::memcpy(e.data(), in, n * sizeof(int32_t));
+        k.outputs(e.data(), n, scale, exponent);
+        for (size_t j = 0; j < n; ++j) {
+          int64_t want = ref_rdbpot(ref_srdhm(scale, in[j]), exponent);
+          clamped += want > 255;
+          want = want > 255 ? 255 : want;
+          bad += e.data()[j] != want;
+        }
+        overrun += !e.intact();
+      }
+    TA_CHECK_MSG(bad == 0, "%s: %zu outputs differ", tp.names[pi], bad);
+    TA_CHECK_MSG(clamped > 0, "%s: the test never reached 256", tp.names[pi]);
+    TA_CHECK_MSG(overrun == 0, "%s: tflite_outputs wrote outside e %zu times", tp.names[pi], overrun);
+  }
+}

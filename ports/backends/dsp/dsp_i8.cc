@@ -21,6 +21,8 @@
 //    keeps its constants in registers.
 //  - requantize: one SMLAL per value for the shifts above 32 that plan_int8
 //    gives, the rounding and the zero point in its initial value, SSAT to clamp.
+//  - i8_tflite-inl.h, the TFLite mode's requantization, exp table and
+//    softmax outputs: gemmlowp's two roundings in one SMLAL per value.
 // Unaligned word loads go through memcpy (one LDR on Armv7E-M).
 #include "backends/int8_fixed.h"
 #include "backends/scalar/scalar.h"
@@ -400,6 +402,16 @@ void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_
   }
 }
 
+}  // namespace
+}  // namespace dsp
+}  // namespace tinyattn
+
+#include "i8_tflite-inl.h"
+
+namespace tinyattn {
+namespace dsp {
+namespace {
+
 // The scalar table with the kernels above.
 constexpr KernelsI8 make_table() {
   KernelsI8 t = scalar::table_i8("dsp");
@@ -413,12 +425,20 @@ constexpr KernelsI8 make_table() {
 }
 constexpr KernelsI8 kKernelsI8 = make_table();
 
+// The TFLite mode's kernels (i8_tflite-inl.h), for tflite_kernels_i8.
+constexpr KernelsI8Tflite kKernelsI8Tflite{tflite_requantize, tflite_exps, tflite_outputs};
+
 }  // namespace
 }  // namespace dsp
 
 template <>
 const KernelsI8* port_kernels_i8<Port::kDsp>() {
   return &dsp::kKernelsI8;
+}
+
+template <>
+const KernelsI8Tflite* port_tflite_kernels_i8<Port::kDsp>() {
+  return &dsp::kKernelsI8Tflite;
 }
 
 }  // namespace tinyattn

@@ -28,6 +28,9 @@
 //    VRSHL rounds it; with an odd multiplier (the power of two of m moved to
 //    the shift) no product is an exact negative tie, otherwise the tie is
 //    corrected.
+//  - i8_tflite-inl.h, the TFLite mode's requantization, exp table and
+//    softmax outputs: gemmlowp's SRDHM is VQRDMULH; the exp table of a head
+//    computed at once, four entries at a time, and read by gathers.
 // Loops run whole vectors unpredicated and finish with one tail-predicated
 // step (vctp, zeroing loads, predicated stores), so nothing outside the given
 // ranges is read or written (GCC 12 wraps every predicate of a predicated
@@ -69,6 +72,7 @@ inline int32x4_t pack4(int32_t a, int32_t b, int32_t c, int32_t d) {
 #include "i8_scores-inl.h"
 #include "i8_softmax-inl.h"
 #include "i8_weighted-inl.h"
+#include "i8_tflite-inl.h"
 
 namespace tinyattn {
 namespace mve {
@@ -88,6 +92,9 @@ constexpr KernelsI8 make_table() {
 }
 constexpr KernelsI8 kKernelsI8 = make_table();
 
+// The TFLite mode's kernels (i8_tflite-inl.h), for tflite_kernels_i8.
+constexpr KernelsI8Tflite kKernelsI8Tflite{tflite_requantize, tflite_exps, tflite_outputs};
+
 }  // namespace
 
 const KernelsI8& kernels_i8() { return kKernelsI8; }
@@ -97,6 +104,11 @@ const KernelsI8& kernels_i8() { return kKernelsI8; }
 template <>
 const KernelsI8* port_kernels_i8<Port::kMve>() {
   return &mve::kernels_i8();
+}
+
+template <>
+const KernelsI8Tflite* port_tflite_kernels_i8<Port::kMve>() {
+  return &mve::kKernelsI8Tflite;
 }
 }  // namespace tinyattn
 

@@ -54,6 +54,36 @@ struct KernelsI8 {
   void (*requantize)(const int32_t* acc, size_t n, FixedMultiplier output, int32_t y_zero, int8_t* y);
 };
 
+// Int8Mode::kTflite's per-element steps (docs/quant.md, "TFLite mode";
+// lib/src/tflite_ops.h computes the same integers), for the ports that have
+// them (tflite_kernels_i8; without, the portable code runs). A table of its
+// own, reached only by the paths that run the TFLite mode, so that
+// native-only images link none of it. MBQM is TFLite's
+// MultiplyByQuantizedMultiplier; m.multiplier >= 2^30 and m.shift in
+// [-31, 30] (what validate() accepts). Every entry is non-null.
+struct KernelsI8Tflite {
+  // out[j] = clamp(MBQM(in[j], m) + zero, -128, 127) for j < n (the sum
+  // exact, zero in [-128, 127]), written to out32 (which may be in) or, if
+  // out32 is null, to out8.
+  void (*requantize)(const int32_t* in, size_t n, TfliteMultiplier m, int32_t zero, int32_t* out32, int8_t* out8);
+
+  // The exp pass of TFLite's softmax row: s[j] (int8 scores, max >= s[j],
+  // max - s[j] <= 255) becomes e_j = exps[max - s[j]], where exps is the
+  // head's table of kTfliteExpTableSize entries of the exp of -i (softmax_exp
+  // in tflite_ops.h), either all -1 (not computed yet) or as this kernel
+  // left it on the head's earlier rows: the kernel computes and stores the
+  // entries it needs (it may store others too). Returns
+  // sum_j RDBPOT(e_j, 12) (1 <= n <= kMaxMTflite keeps it in int32).
+  int32_t (*exps)(int32_t* s, size_t n, int32_t max, const TfliteParams& p, int32_t* exps);
+
+  // The output pass: e[j] = min(255, RDBPOT(SRDHM(scale, e[j]), exponent))
+  // for j < n, with 0 <= e[j] <= 2^31 - 1, 0 < scale and exponent in [23, 34].
+  void (*outputs)(int32_t* e, size_t n, int32_t scale, int exponent);
+};
+
+// Entries in the TFLite-mode exp table (an int8 score difference is 0..255).
+inline constexpr size_t kTfliteExpTableSize = 256;
+
 // The int8 kernels of a port: its own table where it has one, otherwise the
 // scalar table (the int8 path is integer-exact, so a port without int8
 // kernels loses speed, never results). nullptr if the port is not compiled
@@ -63,5 +93,11 @@ const KernelsI8* kernels_i8(Port port);
 // kernels_i8(Port::kDefault) bound at compile time: an image that reaches the
 // int8 tables only through this (AttentionI8) links no other port's kernels.
 const KernelsI8* default_kernels_i8();
+
+// The TFLite-mode kernels of a port: nullptr where it has none or is not
+// compiled in. kDefault resolves to the build's default port; the default
+// port's bound at compile time as default_kernels_i8().
+const KernelsI8Tflite* tflite_kernels_i8(Port port);
+const KernelsI8Tflite* default_tflite_kernels_i8();
 
 }  // namespace tinyattn
