@@ -2,7 +2,10 @@
 // call and once without (-DTINYATTN_SIZE_EMPTY); the difference in text is
 // what Attention<Shape<16, 16, 32, 32>> adds to an image. With
 // -DTINYATTN_SIZE_INT8 the call is AttentionI8 of the same shape, run on a
-// plan made offline (set_plan: integers only, no floating point linked in).
+// plan made offline (set_plan: integers only, no floating point linked in);
+// with -DTINYATTN_SIZE_TFLITE as well, AttentionI8 in Int8Mode::kTflite
+// alone, on a TFLite plan made offline (plan_int8's for scales 1/64 and
+// score scale 1/8).
 #ifdef TINYATTN_SIZE_INT8
 #include "tinyattn/quant.h"
 #else
@@ -10,7 +13,10 @@
 #endif
 
 namespace {
-#ifdef TINYATTN_SIZE_INT8
+#if defined(TINYATTN_SIZE_INT8) && defined(TINYATTN_SIZE_TFLITE)
+using Attn = tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>, tinyattn::Int8Mode::kTflite>;
+using Elem = int8_t;
+#elif defined(TINYATTN_SIZE_INT8)
 using Attn = tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>>;
 using Elem = int8_t;
 #else
@@ -42,8 +48,16 @@ int main() {
 #ifdef TINYATTN_SIZE_INT8
   // A valid plan given as integers, as one computed offline would be.
   std::array<tinyattn::Int8HeadPlan, 1> plan{};
+#ifdef TINYATTN_SIZE_TFLITE
+  plan[0].mode = tinyattn::Int8Mode::kTflite;
+  plan[0].tflite.scores = {1073741824, -8};
+  plan[0].tflite.beta = {1518500224, 21};
+  plan[0].tflite.diff_min = -992;
+  plan[0].tflite.output = {1073741824, -7};
+#else
   plan[0].logit = {1581110316, 18};
   plan[0].output = {1073741824, 45};
+#endif
   attn.set_plan(plan);
 #endif
   return attn(q, k, v, y) == tinyattn::Status::kOk ? 0 : 1;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Code size of one forward shape on Cortex-M4F and Cortex-M55 (-Os,
 # --gc-sections), per port: text of an image calling
-# Attention<Shape<16, 16, 32, 32>> (fp32) or AttentionI8<Shape<16, 16, 32, 32>>
-# (int8) minus the text of the same image without the call, built once per
+# Attention<Shape<16, 16, 32, 32>> (fp32), AttentionI8<Shape<16, 16, 32, 32>>
+# (int8) or AttentionI8<..., Int8Mode::kTflite> (the TFLite mode alone) minus
+# the text of the same image without the call, built once per
 # default port (-DTINYATTN_DEFAULT_PORT=...). Those calls take no Options, so
 # they reach the default port's tables alone (the fp32 call the one of its
 # extent, default_kernels_f32_extent; default_kernels_i8): each image links
@@ -16,17 +17,19 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 text() { arm-none-eabi-size -A "$1" | awk '$1 == ".text" { print $2 }'; }
 
-# sizes BOARD PRESET PORT -> "fp32 int8": the bytes the fp32 and the int8 call
-# add with PORT as the default port (the images stay in $OUT for nm).
+# sizes BOARD PRESET PORT -> "fp32 int8 tflite": the bytes the fp32 call, the
+# int8 call and the int8 call in the TFLite mode alone add with PORT as the
+# default port (the images stay in $OUT for nm).
 sizes() {
   board=$1 preset=$2 port=$3
-  for img in size_forward size_empty size_forward_i8 size_empty_i8; do
+  for img in size_forward size_empty size_forward_i8 size_empty_i8 size_forward_tflite; do
     BOARD_TREE=$port BOARD_CMAKE_ARGS=-DTINYATTN_DEFAULT_PORT=$port \
       board_build "$preset" "$img" "$OUT/${img}_${board}_$port.elf"
   done
   f32=$(($(text "$OUT/size_forward_${board}_$port.elf") - $(text "$OUT/size_empty_${board}_$port.elf")))
   i8=$(($(text "$OUT/size_forward_i8_${board}_$port.elf") - $(text "$OUT/size_empty_i8_${board}_$port.elf")))
-  echo "$f32 $i8"
+  tfl=$(($(text "$OUT/size_forward_tflite_${board}_$port.elf") - $(text "$OUT/size_empty_i8_${board}_$port.elf")))
+  echo "$f32 $i8 $tfl"
 }
 
 # port_bytes ELF NAMESPACE -> bytes of the functions and tables of one port in an image
@@ -36,8 +39,8 @@ port_bytes() {
 
 table="$OUT/size.md"
 {
-  echo "| -Os, --gc-sections, .text bytes of one shape (16,16,32,32) | fp32 forward | of which the port's kernels | int8 forward | of which the port's kernels |"
-  echo "|---|---:|---:|---:|---:|"
+  echo "| -Os, --gc-sections, .text bytes of one shape (16,16,32,32) | fp32 forward | of which the port's kernels | int8 forward | of which the port's kernels | int8 forward, TFLite mode alone | of which the port's kernels |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   for bp in "m4 cortex-m4-size scalar" "m4 cortex-m4-size dsp" "m55 cortex-m55-size scalar" "m55 cortex-m55-size dsp" "m55 cortex-m55-size mve"; do
     # shellcheck disable=SC2086
     set -- $bp
@@ -47,7 +50,8 @@ table="$OUT/size.md"
     # the port's own functions (the scalar port's live in tinyattn::scalar)
     k32=$(port_bytes "$OUT/size_forward_${1}_$3.elf" "$3")
     k8=$(port_bytes "$OUT/size_forward_i8_${1}_$3.elf" "$3")
-    echo "| $core, $3 port | $4 | $k32 | $5 | $k8 |"
+    kt=$(port_bytes "$OUT/size_forward_tflite_${1}_$3.elf" "$3")
+    echo "| $core, $3 port | $4 | $k32 | $5 | $k8 | $6 | $kt |"
   done
   # The Helium fused block's fixed-extent entries, part of the mve fp32 kernels.
   fixed=$(arm-none-eabi-nm -C -S -t d "$OUT/size_forward_m55_mve.elf" |
