@@ -418,7 +418,9 @@ def machine_section(r):
         peak += f" ({r.peak_256} GFLOP/s at 256-bit vectors)"
     tree = m.get("tree", "")
     rows = [
-        ("run", f"{m.get('run', r.measured)}, commit `{m.get('commit', 'unknown')}`" + (f", {tree}" if tree else "")),
+        ("run", f"{m.get('run', r.measured)}, commit `{m.get('commit', 'unknown')}`" + (f", {tree}" if tree else "")
+         + (f"; the Cortex-M tables and sizes measured again at commit `{m['boards commit']}`"
+            if m.get("boards commit") else "")),
         ("CPU", f"{m.get('cpu', r.cpu_line)} (family/model {m.get('cpu family/model', '?')}), "
                 f"{m.get('cpus', '?')} CPUs{', under a hypervisor' if m.get('hypervisor') == 'yes' else ''}; "
                 f"the host tables pinned to CPU {r.pinned}, {r.reps} repetitions"),
@@ -752,7 +754,10 @@ the port's kernels" counts the functions of the port's own namespace (the
 DSP port's fp32 table reuses scalar kernels, which count in the total
 only). The call is `Attention<Shape<16, 16, 32, 32>>`'s plain one, which
 binds the table of its extent (docs/ports.md): the port's kernels of full
-blocks of that extent and the scalar port's for what they decline.{fixed}
+blocks of that extent and the scalar port's for what they decline. The int8
+call is `AttentionI8`'s on a plan given as integers, native and in the
+TFLite mode alone (`Int8Mode::kTflite`: its image links none of the native
+mode's code, nor the other way round).{fixed}
 
 {md_table(t.header, rows)}
 
