@@ -308,6 +308,34 @@ bool kept(const Mask& mask, const Dims& d, size_t h, size_t i, size_t j) {
   return true;
 }
 
+// tflite_ops.h's softmax passes and requantization where the port has no
+// TFLite-mode kernels, each in a frame of its own: inlined into tflite_head,
+// their 64-bit temporaries on a core without a long multiply (Armv6-M) put
+// forward_i8 past the stack bound (docs/hardening.md).
+TINYATTN_NOINLINE int32_t portable_softmax_exps(int32_t* s, size_t n, int32_t max, const TfliteParams& t,
+                                                int32_t* exps) {
+  return tflite_ops::softmax_exps(s, n, max, t, exps);
+}
+TINYATTN_NOINLINE void portable_softmax_outputs(int32_t* e, size_t n, int32_t scale, int exponent) {
+  tflite_ops::softmax_outputs(e, n, scale, exponent);
+}
+// A row's int32 scores into the int8 score tensor, masked keys -128; returns its maximum.
+TINYATTN_NOINLINE int32_t portable_requantize_scores(int32_t* s, const Dims& d, const Mask& mask, size_t h, size_t i,
+                                                     KeyRange r, const TfliteParams& t) {
+  const bool element_masks = mask.keep || mask.keep_bits;
+  int32_t max = -128;
+  for (size_t j = 0; j < d.m; ++j) {
+    const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
+    s[j] = visible ? tflite_ops::requantize(s[j], t.scores, t.scores_zero) : -128;
+    max = s[j] > max ? s[j] : max;
+  }
+  return max;
+}
+TINYATTN_NOINLINE void portable_requantize_y(const int32_t* acc, size_t n, TfliteMultiplier m, int32_t zero,
+                                             int8_t* y) {
+  for (size_t c = 0; c < n; ++c) y[c] = static_cast<int8_t>(tflite_ops::requantize(acc[c], m, zero));
+}
+
 // One query head of Int8Mode::kTflite, row by row: the port's exact scores
 // over the key range, TFLite's requantization into the int8 score tensor
 // (masked keys -128), TFLite's softmax over all M keys, the port's exact
@@ -341,32 +369,25 @@ void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d
                                   : tflite_ops::softmax_max(s + r.lo, r.size());
       }
     } else {
-      for (size_t j = 0; j < d.m; ++j) {
-        const bool visible = j >= r.lo && j < r.hi && (!element_masks || kept(mask, d, h, i, j));
-        s[j] = visible ? tflite_ops::requantize(s[j], t.scores, t.scores_zero) : -128;
-        max = s[j] > max ? s[j] : max;
-      }
+      max = portable_requantize_scores(s, d, mask, h, i, r, t);
     }
     // TFLite's softmax_row (tflite_ops.h) in its passes.
-    const int32_t sum =
-        exps && tk ? tk->exps(s, d.m, max, t, exps) : tflite_ops::softmax_exps(s, d.m, max, t, exps);
+    const int32_t sum = exps && tk ? tk->exps(s, d.m, max, t, exps) : portable_softmax_exps(s, d.m, max, t, exps);
     int exponent = 0;
     const int32_t scale = tflite_ops::softmax_reciprocal(sum, &exponent);
     if (tk)
       tk->outputs(s, d.m, scale, exponent);
     else
-      tflite_ops::softmax_outputs(s, d.m, scale, exponent);
+      portable_softmax_outputs(s, d.m, scale, exponent);
     if (io.weights)
       for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(s[j]);
     // weights in [0, 255] summing to about 256: inside weighted_sum's contract
     kern.weighted_sum(s, v_head, d.dv, d.m, d.dv, p.v_zero, acc);
     int8_t* y_row = io.y + row * d.dv;
-    if (tk) {
+    if (tk)
       tk->requantize(acc, d.dv, t.output, p.y_zero, nullptr, y_row);
-    } else {
-      for (size_t c = 0; c < d.dv; ++c)
-        y_row[c] = static_cast<int8_t>(tflite_ops::requantize(acc[c], t.output, p.y_zero));
-    }
+    else
+      portable_requantize_y(acc, d.dv, t.output, p.y_zero, y_row);
   }
 }
 
