@@ -1103,9 +1103,15 @@ AVX2-only CPU of another design can rank the same code differently.
 
 {parts_section(a, "###")}
 
-{small_section(a, "###")}
+### softmax()'s fixed cost
 
-{softmax_section(a, "###")}"""
+As in the softmax table above, with libmvec's 8-lane forms only:
+
+{md_table(["port", "row length", "softmax() per row", "softmax_rows() per row", "fixed cost per call",
+           "fastest libmvec form per row"], [[short(row[0])] + row[1:] for row in a.fixed_cost.rows])}
+
+The same run's small-shape and softmax-row tables are in `avx2/peers.md` of
+the run's directory."""
 
 
 def page_body(r):
