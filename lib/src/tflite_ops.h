@@ -67,9 +67,9 @@ inline int32_t multiply_by_quantized_multiplier(int32_t x, TfliteMultiplier m) {
 // gemmlowp's exp_on_interval_between_negative_one_quarter_and_0_excl:
 // exp(a) for a in [-1/4, 0), Q0.31 in and out; a Taylor polynomial around -1/8.
 inline int32_t exp_quarter_interval(int32_t a) {
-  constexpr int32_t kExpMinusOneEighth = 1895147668;  // exp(-1/8) in Q0.31
-  constexpr int32_t kOneThird = 715827883;            // 1/3 in Q0.31
-  const int32_t x = a + (1 << 28);                    // a + 1/8
+  constexpr int32_t kExpMinusOneEighth = kTfliteExpMinusOneEighth;
+  constexpr int32_t kOneThird = kTfliteOneThird;
+  const int32_t x = a + (1 << 28);  // a + 1/8
   const int32_t x2 = srdhm(x, x);
   const int32_t x3 = srdhm(x2, x);
   const int32_t x4 = srdhm(x2, x2);
@@ -84,13 +84,12 @@ inline int32_t exp_quarter_interval(int32_t a) {
 inline int32_t exp_on_negative_values_q5(int32_t a) {
   constexpr int kFractionBits = 26;
   constexpr int32_t kOneQuarter = int32_t{1} << (kFractionBits - 2);
-  constexpr int32_t kBarrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
   const int32_t a_mod_quarter_minus_quarter = (a & (kOneQuarter - 1)) - kOneQuarter;  // [-1/4, 0)
   // Q5.26 -> Q0.31: in [-2^29, 0), so the saturating shift by 5 never saturates
   int32_t result = exp_quarter_interval(a_mod_quarter_minus_quarter * 32);
   const int32_t remainder = a_mod_quarter_minus_quarter - a;  // a whole number of quarters, >= 0
   for (int k = 0; k < 7; ++k)  // exp(-2^(k-2)), k - 2 = -2 .. 4
-    if (remainder & (int32_t{1} << (kFractionBits - 2 + k))) result = srdhm(result, kBarrel[k]);
+    if (remainder & (int32_t{1} << (kFractionBits - 2 + k))) result = srdhm(result, kTfliteExpBarrel[k]);
   return a == 0 ? INT32_MAX : result;
 }
 

@@ -77,8 +77,8 @@ void tflite_requantize(const int32_t* in, size_t n, TfliteMultiplier m, int32_t 
 // its powers are below 2^29 in magnitude; RDBPOT(x4, 2) of x4 >= 0 is
 // (x4 + 2) >> 2 and RDBPOT(v, 1) is (v + 1 - [v < 0]) >> 1.
 inline int32_t exp_quarter_word(int32_t a) {
-  constexpr int32_t kExpMinusOneEighth = 1895147668;
-  constexpr int32_t kTwoThirds = 2 * 715827883;  // 2 x TFLite's 1/3 in Q0.31
+  constexpr int32_t kExpMinusOneEighth = kTfliteExpMinusOneEighth;
+  constexpr int32_t kTwoThirds = 2 * kTfliteOneThird;
   const int32_t x = a + (1 << 28);
   const int32_t x2 = smmulr(2 * x, x);
   const int32_t x3 = smmulr(2 * x, x2);
@@ -102,13 +102,14 @@ __attribute__((noinline)) int32_t tflite_exp_entry(int32_t i, const TfliteParams
   const int32_t low = (a & (kOneQuarter - 1)) - kOneQuarter;
   int32_t r = exp_quarter_word(low * 32);
   const uint32_t quarters = u32(low - a) >> 24;  // whole quarters, bits 0..6
-  if (quarters & 1u) r = srdhm_word(r, 1672461947);
-  if (quarters & 2u) r = srdhm_word(r, 1302514674);
-  if (quarters & 4u) r = smmulr(r, 2 * 790015084);
-  if (quarters & 8u) r = smmulr(r, 2 * 290630308);
-  if (quarters & 16u) r = smmulr(r, 2 * 39332535);
-  if (quarters & 32u) r = smmulr(r, 2 * 720401);
-  if (quarters & 64u) r = smmulr(r, 2 * 242);
+  constexpr const int32_t(&c)[7] = kTfliteExpBarrel;
+  if (quarters & 1u) r = srdhm_word(r, c[0]);
+  if (quarters & 2u) r = srdhm_word(r, c[1]);
+  if (quarters & 4u) r = smmulr(r, 2 * c[2]);
+  if (quarters & 8u) r = smmulr(r, 2 * c[3]);
+  if (quarters & 16u) r = smmulr(r, 2 * c[4]);
+  if (quarters & 32u) r = smmulr(r, 2 * c[5]);
+  if (quarters & 64u) r = smmulr(r, 2 * c[6]);
   return r;
 }
 

@@ -71,8 +71,8 @@ void tflite_requantize(const int32_t* in, size_t n, TfliteMultiplier m, int32_t 
 // tflite_ops.h's exp_quarter_interval for a in [-2^29, 0): x4 >= 0, so
 // RDBPOT(x4, 2) is VRSHR; RDBPOT(v, 1) is (v + 1 - [v < 0]) >> 1.
 inline int32x4_t exp_quarter_lanes(int32x4_t a) {
-  constexpr int32_t kExpMinusOneEighth = 1895147668;
-  constexpr int32_t kOneThird = 715827883;
+  constexpr int32_t kExpMinusOneEighth = kTfliteExpMinusOneEighth;
+  constexpr int32_t kOneThird = kTfliteOneThird;
   const int32x4_t x = vaddq_n_s32(a, 1 << 28);
   const int32x4_t x2 = vqrdmulhq_s32(x, x);
   const int32x4_t x3 = vqrdmulhq_s32(x2, x);
@@ -126,7 +126,6 @@ inline int32x4_t barrel(int32x4_t r, int32x4_t a, const int32_t (&c)[7]) {
 // diff = 0: any other diff 2^shift is at most -2, times a multiplier of at
 // least 2^30).
 __attribute__((noinline)) void fill_exp_table(const TfliteParams& p, int32_t* exps) {
-  const int32_t constants[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};  // exp(-2^(k-2))
   const int32_t beta = p.beta.multiplier;
   // diff 2^shift for diff = 0, -1, -2, -3, then 4 less per step (modulo 2^32,
   // as the shift: lanes below diff_min may wrap, and are replaced below)
@@ -138,7 +137,7 @@ __attribute__((noinline)) void fill_exp_table(const TfliteParams& p, int32_t* ex
     // ((a mod 1/4) - 1/4) * 32: the low 24 bits of a minus 2^24, times 32,
     // is a shifted left by 5 with the top three bits set
     const int32x4_t r = exp_quarter_lanes(vorrq_n_s32(vshlq_n_s32(a, 5), static_cast<int32_t>(0xE0000000u)));
-    vst1q_s32(exps + i, barrel(r, a, constants));
+    vst1q_s32(exps + i, barrel(r, a, kTfliteExpBarrel));
     scaled = vaddq_n_s32(scaled, step);
   }
   exps[0] = INT32_MAX;

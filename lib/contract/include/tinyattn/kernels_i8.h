@@ -84,6 +84,13 @@ struct KernelsI8Tflite {
 // Entries in the TFLite-mode exp table (an int8 score difference is 0..255).
 inline constexpr size_t kTfliteExpTableSize = 256;
 
+// gemmlowp's fixed-point exp constants, Q0.31, as TFLite's int8 softmax uses
+// them: one definition for lib/src/tflite_ops.h and the ports' kernels.
+inline constexpr int32_t kTfliteExpMinusOneEighth = 1895147668;  // exp(-1/8)
+inline constexpr int32_t kTfliteOneThird = 715827883;             // 1/3
+// exp(-2^(k-2)) for k = 0..6: the factors of the whole quarters of -a.
+inline constexpr int32_t kTfliteExpBarrel[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+
 // The int8 kernels of a port: its own table where it has one, otherwise the
 // scalar table (the int8 path is integer-exact, so a port without int8
 // kernels loses speed, never results). nullptr if the port is not compiled
