@@ -342,7 +342,7 @@ void weighted_sum(const int32_t* p, const int8_t* v, size_t ldv, size_t count, s
                   int32_t* acc) {
   // sum_j p_j (v_jc - zv) = sum_j p_j v_jc - zv sum_j p_j (modular; the final sums fit int32).
   const size_t blocked = dv & ~size_t{3};  // columns done four at a time
-  uint32_t pw[kPChunk / 2];
+  uint32_t pw[kPChunk / 2 + 1];  // + the odd last key's pair (written for a full chunk too)
   for (size_t j0 = 0; j0 < count; j0 += kPChunk) {
     const size_t len = count - j0 < kPChunk ? count - j0 : kPChunk;
     const size_t pairs = len / 2;
