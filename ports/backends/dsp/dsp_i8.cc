@@ -14,7 +14,8 @@
 //    halfword and enters as -2^15: such a key (one holding the whole row)
 //    gets 2^16 v_jc added back.
 //  - probabilities: the scalar port's per-row 32-bit reciprocal (int8_fixed.h)
-//    with the exact test as the sign of one 64-bit difference per key.
+//    with the exact test as the sign of one 64-bit difference per key
+//    (q30_softmax-inl.h, with the exp below: the int16 table's too).
 //  - exp_row: apply() as one 32x32+64-bit SMLAL per key, then the
 //    fixed-point exp in 32-bit words with rounding high multiplies (SMMULR,
 //    SMMLAR), as mve_i8.cc does four lanes at a time; two passes, so each
@@ -34,6 +35,8 @@
 
 #include <climits>
 #include <cstring>
+
+#include "q30_softmax-inl.h"
 
 namespace tinyattn {
 namespace dsp {
@@ -198,42 +201,6 @@ int32_t scores(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_
 
 // ---------------------------------------------------------------- exp_row
 
-// SMMULR: (a b + 2^31) >> 32, which is rounding_rshift(a b, 32) for a b >= 0
-// (GCC 12 has no intrinsic for it and builds it from SMULL and 64-bit adds).
-inline int32_t smmulr(int32_t a, int32_t b) {
-  int32_t r;
-  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
-// SMMLAR: c + smmulr(a, b) in one instruction (c 2^32 enters the same sum).
-inline int32_t smmlar(int32_t a, int32_t b, int32_t c) {
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-  return r;
-}
-
-// exp2_q30(u) for u in [INT32_MIN, 0] in 32-bit arithmetic, step for step
-// mve_i8.cc's exp2_q30_lanes (which says why each rounding is the same):
-// u = -n + f / 2^26, i = f >> 21, r = f mod 2^21. smmulr(4 z, 2^30 / 3) is
-// smmulr(z, 4 (2^30 / 3)), the same product.
-inline int32_t exp2_q30_word(int32_t u, int32_t one) {
-  const uint32_t n = static_cast<uint32_t>(-(u >> 26));  // in [0, 32]
-  const uint32_t uu = u32(u);
-  const uint32_t i = (uu << 6) >> 27;
-  const int32_t r6 = static_cast<int32_t>((uu << 11) >> 5);
-  const int32_t z = smmulr(r6, kLn2Q30);
-  const int32_t t1 = smmlar(z, 4 * kThirdQ30, one);
-  const int32_t t2 = smmlar(z * 2, t1, one);
-  const int32_t d3 = smmulr(z * 4, t2);
-  const int32_t tab = kExp2TableQ30[i];
-  const uint32_t val2 = u32(smmlar(d3 * 4, tab, tab)) << 1;  // 2 val, val in [2^30, 2^31)
-  // rounding_rshift(val, n) = (floor(2 val / 2^n) + 1) / 2; n = 32 gives 0
-  // (a register shift by 32 clears).
-  uint32_t sh;
-  __asm__("lsr %0, %1, %2" : "=r"(sh) : "r"(val2), "r"(n));
-  return static_cast<int32_t>((sh + 1) >> 1);
-}
-
 int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_logit, int32_t* e) {
   // u = apply(logit, s) - max_logit = (x + h - max_logit 2^shift - [s < 0]) >> shift
   // with x = s m and h = 2^(shift-1) (mve_i8.cc's pass 1), all of it in one
@@ -265,26 +232,6 @@ int64_t exp_row(const int32_t* s, size_t n, FixedMultiplier logit, int64_t max_l
     __asm__("adds %0, %0, %2\n\tadc %1, %1, #0" : "+r"(sum_lo), "+r"(sum_hi) : "r"(ej) : "cc");
   }
   return static_cast<int64_t>((uint64_t{sum_hi} << 32) | sum_lo);
-}
-
-// ---------------------------------------------------------------- probabilities
-
-// The scalar port's quotients (int8_fixed.h: a per-row reciprocal estimate
-// est, p or p - 1, and one exact test), the test as the sign of
-// Q = (est + 1) s - (e 2^15 + floor(s/2)) - 1 = est s + c - e 2^15,
-// c = s - floor(s/2) - 1: Q < 0 exactly when p = est + 1.
-void probabilities(const int32_t* e, size_t n, int64_t sum, int32_t* p) {
-  const ReciprocalQ15 q = reciprocal_q15(sum);
-  if (!q.exact) return reciprocal_divide(q, e, n, p);
-  const uint64_t c = q.s - q.half - 1;
-  for (size_t j = 0; j < n; ++j) {
-    const uint32_t ej = u32(e[j]);
-    const uint32_t hi = static_cast<uint32_t>((static_cast<uint64_t>(ej) * q.r) >> 32);
-    const uint32_t est = (hi + q.round) >> q.sh;
-    const uint64_t qq = static_cast<uint64_t>(est) * q.s + c - (static_cast<uint64_t>(ej) << 15);
-    // cppcheck-suppress shiftTooManyBitsSigned ; arithmetic (ASR) with GCC and clang
-    p[j] = static_cast<int32_t>(est - static_cast<uint32_t>(static_cast<int32_t>(qq >> 32) >> 31));
-  }
 }
 
 // ---------------------------------------------------------------- weighted_sum
