@@ -9,6 +9,7 @@
 #pragma once
 
 #include "tinyattn/kernels.h"
+#include "tinyattn/kernels_i16.h"
 #include "tinyattn/kernels_i8.h"
 
 namespace tinyattn {
@@ -38,6 +39,15 @@ template <>
 const KernelsI8Tflite* port_tflite_kernels_i8<Port::kDsp>();
 template <>
 const KernelsI8Tflite* port_tflite_kernels_i8<Port::kMve>();
+
+// A port with int16 kernels of its own (KernelsI16) defines
+// port_kernels_i16; the others run the scalar port's (registry_i16.cc).
+// The ports that have them:
+constexpr bool port_has_i16(Port p) { return p == Port::kScalar; }
+template <Port P>
+const KernelsI16* port_kernels_i16();
+template <>
+const KernelsI16* port_kernels_i16<Port::kScalar>();
 
 // Every port also defines, for each square fixed extent E = fixed_extent(w,
 // w), the table Attention<S>'s plain call attn(q, k, v, y) of that extent

@@ -20,7 +20,7 @@ other build: a Makefile, an IDE project, a package (docs/firmware.md,
 Selection:
   --ports scalar,dsp     the ports to build (scalar is always added: it is
                          every build's fallback, and int8 needs its table)
-  --dtypes f32,i8        the paths to build: f32, f16, i8, kv_i8 (default all);
+  --dtypes f32,i8        the paths to build: f32, f16, i8, i16, kv_i8 (default all);
                          a subset needs --gc-sections at link time (the C
                          API's wrappers reach every path)
   --default PORT         what Port::kDefault is (default: the chosen port of
@@ -47,7 +47,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "sources.json")
-DTYPES = ("f32", "f16", "i8", "kv_i8")
+DTYPES = ("f32", "f16", "i8", "i16", "kv_i8")
 ROLES = ("library", "dispatch_runtime", "probe", "test_hook")
 WHEN_KEYS = {"arch", "hosted"}
 
@@ -263,7 +263,7 @@ def check(manifest):
             listed.append(e["file"])
             if e.get("role", "library") not in ROLES:
                 problems.append(f"{e['file']}: unknown role {e['role']}")
-            if e.get("table") not in (None, "f32", "i8"):
+            if e.get("table") not in (None, "f32", "i8", "i16"):
                 problems.append(f"{e['file']}: unknown table {e['table']}")
     for group in [manifest["core"], manifest["registry"]] + [p["sources"] for p in manifest["ports"]]:
         for e in group:

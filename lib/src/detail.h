@@ -21,6 +21,10 @@ namespace tinyattn {
 struct KernelsI8;
 struct ForwardIoI8;
 struct Int8Plan;
+struct KernelsI16;
+struct ForwardIoI16;
+struct Int16Plan;
+struct TfliteMultiplier;
 
 namespace detail {
 
@@ -183,6 +187,15 @@ extern template void run_route<false>(const KernelsF32&, const Dims&, const Forw
 // calls it with the port's table, the int8 self-test with the table under test.
 void forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
                           Workspace ws, const Mask& mask);
+
+// forward_i16() after validation, on an explicit int16 kernel table
+// (forward_i16() with the port's, the int16 self-test with the one under test).
+void forward_i16_validated(const KernelsI16& kernels, const Dims& d, const ForwardIoI16& io, const Int16Plan& plan,
+                           Workspace ws, const Mask& mask);
+
+// tflite::QuantizeMultiplier: real ~= multiplier * 2^(shift - 31),
+// multiplier in [2^30, 2^31) (fixed_point.cc; the TFLite modes' plans).
+Status quantize_multiplier(double real, TfliteMultiplier* out);
 
 // exp2_q30's table: 2^(i/32) in Q1.30, i = 0..31 (forward_i8.cc; the int8
 // self-test checks its CRC-32).

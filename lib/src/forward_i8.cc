@@ -5,28 +5,15 @@
 #include <cstring>
 
 #include "detail.h"
+#include "fixed_point.h"
 #include "tflite_ops.h"
 #include "tinyattn/kernels_i8.h"
 #include "tinyattn/quant.h"
 
 namespace tinyattn {
 
-namespace detail {
-// 2^(i/32) in Q1.30, rounded to nearest (i = 0..31).
-const int64_t kExp2Table[32] = {
-    1073741824, 1097253708, 1121280436, 1145833280, 1170923762, 1196563654, 1222764986, 1249540052,
-    1276901417, 1304861917, 1333434672, 1362633090, 1392470869, 1422962010, 1454120821, 1485961921,
-    1518500250, 1551751076, 1585730000, 1620452965, 1655936265, 1692196547, 1729250827, 1767116489,
-    1805811301, 1845353420, 1885761398, 1927054196, 1969251188, 2012372174, 2056437387, 2101467502};
-}  // namespace detail
-
 namespace {
 
-using detail::kExp2Table;
-
-constexpr int64_t kLn2Q30 = 744261118;    // ln(2) * 2^30
-constexpr int64_t kThirdQ30 = 357913941;  // 2^30 / 3
-constexpr int64_t kOneQ30 = int64_t{1} << 30;
 constexpr double kLog2e = 1.4426950408889634;
 constexpr int32_t kMinLogitShift = 2;
 
@@ -47,24 +34,6 @@ bool tflite_multiplier_ok(TfliteMultiplier m, int32_t lo, int32_t hi) {
 // TFLite's CalculateInputRadius(5, shift, 31), negated: the softmax's diff_min.
 int32_t tflite_diff_min(int32_t beta_shift) {
   return -static_cast<int32_t>((int64_t{31} << 26) >> beta_shift);
-}
-
-// tflite::QuantizeMultiplier (TfLiteRound is round half away from zero; the
-// scaled fraction is positive and exact, so floor(x + 0.5) is the same).
-// TFLite flushes exponents below -31 to a zero multiplier; the ranges above
-// refuse those.
-Status quantize_multiplier(double real, TfliteMultiplier* out) {
-  if (!std::isfinite(real) || !(real > 0.0)) return Status::kBadQuantization;
-  int e = 0;
-  const double f = std::frexp(real, &e);
-  int64_t m = static_cast<int64_t>(std::floor(f * 2147483648.0 + 0.5));
-  if (m == (int64_t{1} << 31)) {
-    m /= 2;
-    ++e;
-  }
-  out->multiplier = static_cast<int32_t>(m);
-  out->shift = e;
-  return Status::kOk;
 }
 
 Status validate_tflite(const Int8HeadPlan& p) {
@@ -93,51 +62,6 @@ Status tensor_params(const QuantParams& p, size_t heads, size_t h, double* scale
 }
 
 }  // namespace
-
-int64_t rounding_rshift(int64_t x, int s) {
-  if (s <= 0) return x;
-  // Work on the magnitude in unsigned arithmetic: x + 2^(s-1) may not fit int64.
-  const uint64_t half = uint64_t{1} << (s - 1);
-  if (x >= 0) return static_cast<int64_t>((static_cast<uint64_t>(x) + half) >> s);
-  const uint64_t mag = static_cast<uint64_t>(-(x + 1)) + 1u;
-  return -static_cast<int64_t>((mag + half) >> s);
-}
-
-int64_t apply(FixedMultiplier m, int64_t x) { return rounding_rshift(x * m.multiplier, m.shift); }
-
-int32_t exp2_q30(int64_t u) {
-  if (u >= 0) return static_cast<int32_t>(kOneQ30);
-  // u = -n + f / 2^26 with n >= 1 an integer and 0 <= f < 2^26.
-  const uint64_t nu = static_cast<uint64_t>(-(u + 1)) + 1u;
-  const uint64_t n = (nu + (uint64_t{1} << kLogitFracBits) - 1) >> kLogitFracBits;
-  if (n > 62) return 0;
-  const int64_t f = static_cast<int64_t>((n << kLogitFracBits) - nu);
-  // 2^f = 2^(i/32) * e^z, z = r * ln 2 in [0, ln2/32): a table and a cubic.
-  const int64_t i = f >> 21;
-  const int64_t r = f & ((int64_t{1} << 21) - 1);
-  const int64_t z = rounding_rshift(r * kLn2Q30, kLogitFracBits);        // Q30
-  int64_t t = kOneQ30 + rounding_rshift(z * kThirdQ30, 30);               // 1 + z/3
-  t = kOneQ30 + rounding_rshift(z * t, 31);                               // 1 + z/2 (1 + z/3)
-  t = kOneQ30 + rounding_rshift(z * t, 30);                               // 1 + z (...)
-  const int64_t val = rounding_rshift(kExp2Table[i] * t, 30);              // [2^30, 2^31)
-  return static_cast<int32_t>(rounding_rshift(val, static_cast<int>(n)));
-}
-
-Status make_multiplier(double real, FixedMultiplier* out) {
-  if (!std::isfinite(real) || !(real > 0.0)) return Status::kBadQuantization;
-  int e = 0;
-  const double f = std::frexp(real, &e);  // real = f * 2^e, f in [0.5, 1)
-  int64_t m = static_cast<int64_t>(std::floor(f * 2147483648.0 + 0.5));
-  if (m == (int64_t{1} << 31)) {  // f rounded up to 1.0
-    m >>= 1;
-    ++e;
-  }
-  const int shift = 31 - e;
-  if (shift < 0 || shift > 62) return Status::kBadQuantization;
-  out->multiplier = static_cast<int32_t>(m);
-  out->shift = shift;
-  return Status::kOk;
-}
 
 namespace {
 
@@ -200,11 +124,11 @@ Status plan_tflite(const Dims& d, const Int8Scheme& sc, float beta, Int8HeadPlan
       if (Status s = tensor_params(sc.v, d.hkv, kv, &sv, &p.v_zero); s != Status::kOk) return s;
       if (Status s = tensor_params(sc.y, d.hq, h, &sy, &p.y_zero); s != Status::kOk) return s;
       if (Status s = tensor_params(sc.scores, d.hq, h, &ss, &t.scores_zero); s != Status::kOk) return s;
-      if (Status s = quantize_multiplier(sq * sk / ss, &t.scores); s != Status::kOk) return s;
-      if (Status s = quantize_multiplier(kProbScale * sv / sy, &t.output); s != Status::kOk) return s;
+      if (Status s = detail::quantize_multiplier(sq * sk / ss, &t.scores); s != Status::kOk) return s;
+      if (Status s = detail::quantize_multiplier(kProbScale * sv / sy, &t.output); s != Status::kOk) return s;
       const double beta_real = static_cast<double>(beta) * ss * 67108864.0;  // 2^(31 - 5)
       if (!(beta_real > 1.0)) return Status::kBadQuantization;  // QuantizeMultiplierGreaterThanOne
-      if (Status s = quantize_multiplier(beta_real < 2147483647.0 ? beta_real : 2147483647.0, &t.beta);
+      if (Status s = detail::quantize_multiplier(beta_real < 2147483647.0 ? beta_real : 2147483647.0, &t.beta);
           s != Status::kOk)
         return s;
       if (!tflite_multiplier_ok(t.scores, -31, 30) || !tflite_multiplier_ok(t.output, -31, 30) ||
@@ -460,7 +384,8 @@ void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Di
         // The bias breaks the monotonicity in s, so the logits are formed here.
         const int8_t* b_row = io.bias + h * mask.head_stride + i * d.m + r.lo;
         auto logit = [&](size_t j) {
-          return apply(p.logit, s[j]) + apply(p.bias, static_cast<int64_t>(b_row[j]) - p.bias_zero);
+          return detail::apply_inline(p.logit, s[j]) +
+                 detail::apply_inline(p.bias, static_cast<int64_t>(b_row[j]) - p.bias_zero);
         };
         bool first = true;
         int64_t max = 0;
@@ -476,7 +401,7 @@ void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Di
         }
       } else {
         // apply() is monotonic in s, so the largest score gives the largest logit.
-        sum = kern->exp_row(s, len, p.logit, apply(p.logit, max_score), s);
+        sum = kern->exp_row(s, len, p.logit, detail::apply_inline(p.logit, max_score), s);
       }
 
       // Probabilities in Q0.15, then P V in int32 (kernels_i8.h: exact).

@@ -442,7 +442,7 @@ def arduino_selectors(spec):
 
 FLAT_ABOUT = ("Each port is compiled where the compiler targets its instructions;\n"
               " * every dtype and the self-test are in. Define TINYATTN_PKG_<OPTION> to 0 or 1\n"
-              " * (DTYPE_F32, DTYPE_F16, DTYPE_I8, DTYPE_KV_I8, SELFTEST, PORT_DSP, PORT_MVE) to choose.")
+              " * (DTYPE_F32, DTYPE_F16, DTYPE_I8, DTYPE_I16, DTYPE_KV_I8, SELFTEST, PORT_DSP, PORT_MVE) to choose.")
 
 
 def make_platformio(spec, out, url):

@@ -8,7 +8,8 @@ generators in make_packages.py only render it in each framework's terms.
 
 A file's condition is a list of clauses that must all hold, each clause a list
 of alternatives (one must hold). The options are:
-  DTYPE_F32, DTYPE_F16, DTYPE_I8   the dtypes compiled in
+  DTYPE_F32, DTYPE_F16, DTYPE_I8,
+  DTYPE_I16                         the dtypes compiled in
   SELFTEST                          the power-on self-test
   PORT_<NAME>                       a port besides the scalar one
 """
@@ -23,15 +24,15 @@ from pathlib import Path
 # RISC-V Vector port, tested on RV64GCV Linux only (no firmware build of it).
 EXCLUDED_PORTS = {"template", "rvv"}
 
-DTYPE_OPTION = {"f32": "DTYPE_F32", "f16": "DTYPE_F16", "i8": "DTYPE_I8", "kv_i8": "DTYPE_KV_I8"}
-DTYPE_TITLE = {"f32": "fp32", "f16": "fp16", "i8": "int8", "kv_i8": "int8 KV cache storage"}
+DTYPE_OPTION = {"f32": "DTYPE_F32", "f16": "DTYPE_F16", "i8": "DTYPE_I8", "i16": "DTYPE_I16", "kv_i8": "DTYPE_KV_I8"}
+DTYPE_TITLE = {"f32": "fp32", "f16": "fp16", "i8": "int8", "i16": "int16", "kv_i8": "int8 KV cache storage"}
 
 
 class SourceFile:
     def __init__(self, path, condition, group, about=""):
         self.path = path            # relative to the repository root
         self.condition = condition  # list of clauses (see module docstring)
-        self.group = group          # "core", "f32", "f16", "i8", "selftest" or "port:<name>"
+        self.group = group          # "core", "f32", "f16", "i8", "i16", "selftest" or "port:<name>"
         self.about = about
 
 
@@ -168,7 +169,7 @@ def holds(condition, config):
 
 
 def tables_condition(spec, table):
-    """The dtypes that need a kernel table ("f32" or "i8")."""
+    """The dtypes that need a kernel table ("f32", "i8" or "i16")."""
     return [DTYPE_OPTION[d] for d in spec.dtypes if table in spec.dtype_tables[d]]
 
 

@@ -13,6 +13,7 @@
 #include "tinyattn/port.h"
 #include "tinyattn/port_list.h"
 #include "tinyattn/quant.h"
+#include "tinyattn/quant_i16.h"
 #include "tinyattn/rope.h"
 #include "tinyattn/selftest.h"
 #include "tinyattn/shape.h"

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tinyattn/kernels.h"
+#include "tinyattn/kernels_i16.h"
 #include "tinyattn/kernels_i8.h"
 
 namespace tinyattn {
@@ -65,8 +66,29 @@ constexpr KernelsI8 table_i8(const char* port) {
   return t;
 }
 
+namespace i16 {
+int64_t scores(const int16_t* q, const int16_t* k, size_t ldk, size_t count, size_t dk, int64_t* s);
+int64_t exp_row(const int64_t* s, size_t n, FixedMultiplier logit, int64_t max_score, int32_t* e);
+void weighted_sum(const int32_t* p, const int16_t* v, size_t ldv, size_t count, size_t dv, int32_t* acc);
+void requantize(const int32_t* acc, size_t n, FixedMultiplier output, int16_t* y);
+}  // namespace i16
+
+// The int16 table (its probabilities are the int8 table's: the same Q0.15 step).
+constexpr KernelsI16 table_i16(const char* port) {
+  KernelsI16 t{};
+  t.port = port;
+  t.simd_target = simd_target;
+  t.scores = i16::scores;
+  t.exp_row = i16::exp_row;
+  t.probabilities = i8::probabilities;
+  t.weighted_sum = i16::weighted_sum;
+  t.requantize = i16::requantize;
+  return t;
+}
+
 const KernelsF32& kernels_f32();
 const KernelsI8& kernels_i8();
+const KernelsI16& kernels_i16();
 
 }  // namespace scalar
 }  // namespace tinyattn

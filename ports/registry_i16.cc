@@ -1,0 +1,35 @@
+// Maps Port values to int16 kernel tables. A compiled port without int16
+// kernels of its own (port_has_i16 in port.h) runs the scalar ones (same
+// integers, less speed).
+#include "registry.h"
+
+namespace tinyattn {
+namespace {
+
+template <Port P>
+const KernelsI16* table_i16() {
+  if constexpr (registry::built(P) && port_has_i16(P)) {
+    return port_kernels_i16<P>();
+  } else {
+    return port_kernels_i16<Port::kScalar>();
+  }
+}
+
+}  // namespace
+
+const KernelsI16* default_kernels_i16() { return table_i16<Port::TINYATTN_DEFAULT_PORT>(); }
+
+const KernelsI16* kernels_i16(Port port) {
+  if (port == Port::kDefault) port = default_port();
+  if (!port_compiled(port)) return nullptr;
+  switch (port) {
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return table_i16<Port::e>();
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
+    default: return nullptr;
+  }
+}
+
+}  // namespace tinyattn
