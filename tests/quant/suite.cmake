@@ -5,12 +5,26 @@ tinyattn_add_suite(quant_half
 tinyattn_add_suite(quant_int8_golden
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_golden.cc
   LABELS quant)
+# The int16 path: golden outputs on every port, properties and error statuses.
+tinyattn_add_suite(quant_int16_golden
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int16_golden.cc
+  LABELS quant)
+tinyattn_add_suite(quant_int16_properties
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int16_properties.cc
+  LABELS quant)
 # Int8Mode::kTflite: golden bytes of the TFLite int8 graph, and its properties.
 tinyattn_add_suite(quant_tflite_golden
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite_golden.cc
   LABELS quant)
 tinyattn_add_suite(quant_tflite_properties
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite_properties.cc
+  LABELS quant)
+# Int16Mode::kTflite: golden outputs of the TFLite Micro 16x8 graph, and its properties.
+tinyattn_add_suite(quant_tflite16_golden
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite16_golden.cc
+  LABELS quant)
+tinyattn_add_suite(quant_tflite16_properties
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/tflite16_properties.cc
   LABELS quant)
 
 # The committed golden vectors must be what the generator produces.
@@ -24,7 +38,12 @@ if(NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
                COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_quant_vectors.py --check)
       add_test(NAME quant_tflite_golden_check
                COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_tflite_vectors.py --check)
-      set_tests_properties(quant_golden_check quant_tflite_golden_check PROPERTIES LABELS quant)
+      add_test(NAME quant_int16_golden_check
+               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_int16_vectors.py --check)
+      add_test(NAME quant_tflite16_golden_check
+               COMMAND ${TINYATTN_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gen_tflite16_vectors.py --check)
+      set_tests_properties(quant_golden_check quant_tflite_golden_check quant_int16_golden_check
+                           quant_tflite16_golden_check PROPERTIES LABELS quant)
     endif()
   endif()
 endif()
@@ -38,7 +57,7 @@ tinyattn_add_suite(quant_f16_properties
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/f16_properties.cc
   LABELS quant)
 
-# No heap in the fp16 and int8 paths (hosted: replaces the C library's allocator).
+# No heap in the fp16, int8 and int16 paths (hosted: replaces the C library's allocator).
 if(NOT TINYATTN_BAREMETAL)
   tinyattn_add_suite(quant_alloc_free
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/alloc_free_quant.cc ${CMAKE_CURRENT_LIST_DIR}/../support/counting_allocator.cc
