@@ -43,11 +43,15 @@ const KernelsI8Tflite* port_tflite_kernels_i8<Port::kMve>();
 // A port with int16 kernels of its own (KernelsI16) defines
 // port_kernels_i16; the others run the scalar port's (registry_i16.cc).
 // The ports that have them:
-constexpr bool port_has_i16(Port p) { return p == Port::kScalar; }
+constexpr bool port_has_i16(Port p) { return p == Port::kScalar || p == Port::kMve || p == Port::kDsp; }
 template <Port P>
 const KernelsI16* port_kernels_i16();
 template <>
 const KernelsI16* port_kernels_i16<Port::kScalar>();
+template <>
+const KernelsI16* port_kernels_i16<Port::kMve>();
+template <>
+const KernelsI16* port_kernels_i16<Port::kDsp>();
 
 // Every port also defines, for each square fixed extent E = fixed_extent(w,
 // w), the table Attention<S>'s plain call attn(q, k, v, y) of that extent

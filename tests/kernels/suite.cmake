@@ -8,6 +8,13 @@ tinyattn_add_suite(int8_kernels
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int8_kernels.cc
   LABELS kernels quant)
 
+# The int16 port contract (tinyattn/kernels_i16.h): every port's table gives
+# the scalar table's integers; ports/port.h says which ports have their own.
+tinyattn_add_suite(int16_kernels
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/int16_kernels.cc
+  LABELS kernels quant)
+target_include_directories(int16_kernels PRIVATE ${PROJECT_SOURCE_DIR}/ports)
+
 # aarch64: the Highway NEON int8 scores use SDOT where the CPU has it (QEMU's
 # max) and the widening int16 path where it does not (cortex-a57, ARMv8.0);
 # both must pass the whole contract. The log line names the table in use.
