@@ -17,6 +17,9 @@
 // the KernelsI8 table, exp2_q30): integer report, integer checks, its own
 // translation unit, so an FPU-less int8-only image that calls only it links
 // no floating-point code.
+// selftest_int16() is the same for the int16 path's native mode
+// (forward_i16, the KernelsI16 table, apply_wide, exp2_q30), in a
+// translation unit of its own again, so an int8-only image does not link it.
 //
 // Not re-entrant: the scratch tensors are static (sized at compile time), so
 // run one self-test at a time (at boot, before other threads start).
@@ -100,5 +103,22 @@ struct SelftestI8Report : SelftestChecks<SelftestI8Check, kSelftestI8MaxChecks> 
 // otherwise. docs/selftest.md lists the checks and bounds.
 Status selftest_int8(SelftestI8Report* report, Port port = Port::kDefault, WriteFn write = nullptr,
                      SelftestFormat format = SelftestFormat::kUnity);
+
+// ---- int16, integers only --------------------------------------------------
+
+inline constexpr size_t kSelftestI16MaxChecks = 24;
+
+// The int16 self-test's checks are the int8 one's integer checks ("i16_" names).
+struct SelftestI16Report : SelftestChecks<SelftestI8Check, kSelftestI16MaxChecks> {};
+
+// Integer-only self-test of the int16 path of one port (kDefault: the
+// build's default), parallel to selftest_int8(): CRC-32 of its vectors and of
+// exp2_q30's table, apply_wide and exp2_q30 known answers, each KernelsI16
+// entry against its definition, forward_i16() known answers (output values
+// and Q0.15 weights) through the public entry point and properties of the
+// weights. Returns kOk when it ran (inspect report->passed()),
+// kPortUnavailable / kNullPointer otherwise. docs/selftest.md lists the checks.
+Status selftest_int16(SelftestI16Report* report, Port port = Port::kDefault, WriteFn write = nullptr,
+                      SelftestFormat format = SelftestFormat::kUnity);
 
 }  // namespace tinyattn
