@@ -18,6 +18,7 @@
 #include "tinyattn/half.h"
 #include "tinyattn/port.h"
 #include "tinyattn/quant.h"
+#include "tinyattn/quant_i16.h"
 #include "tinyattn/selftest.h"
 #include "tinyattn/softmax.h"
 
@@ -110,6 +111,8 @@ TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_TABLE, SelftestFormat::kTable);
 TINYATTN_SAME_VALUE(TINYATTN_SELFTEST_BOTH, SelftestFormat::kBoth);
 TINYATTN_SAME_VALUE(TINYATTN_INT8_MODE_NATIVE, Int8Mode::kNative);
 TINYATTN_SAME_VALUE(TINYATTN_INT8_MODE_TFLITE, Int8Mode::kTflite);
+TINYATTN_SAME_VALUE(TINYATTN_INT16_MODE_NATIVE, Int16Mode::kNative);
+TINYATTN_SAME_VALUE(TINYATTN_INT16_MODE_TFLITE, Int16Mode::kTflite);
 #undef TINYATTN_SAME_VALUE
 static_assert(sizeof(tinyattn_status) == 4 && sizeof(tinyattn_causal) == 4 && sizeof(tinyattn_align) == 4 &&
                   sizeof(tinyattn_score_stage) == 4,
@@ -127,7 +130,8 @@ constexpr bool all_signed_32() {
 }
 static_assert(all_signed_32<tinyattn_status, tinyattn_port, tinyattn_align, tinyattn_causal, tinyattn_scratch,
                             tinyattn_score_stage, tinyattn_f16_compute, tinyattn_backward_mode,
-                            tinyattn_selftest_format, tinyattn_kv_dtype, tinyattn_rope_style, tinyattn_int8_mode>(),
+                            tinyattn_selftest_format, tinyattn_kv_dtype, tinyattn_rope_style, tinyattn_int8_mode,
+                            tinyattn_int16_mode>(),
               "every C enum holds every int32 value");
 
 // The header's constants and the C++ ones.
@@ -142,6 +146,8 @@ static_assert(TINYATTN_F16_KEY_TILE == kF16KeyTile, "kF16KeyTile");
 static_assert(TINYATTN_PROB_ONE == kProbOne, "kProbOne");
 static_assert(TINYATTN_SELFTEST_MAX_CHECKS == kSelftestMaxChecks, "kSelftestMaxChecks");
 static_assert(TINYATTN_SELFTEST_I8_MAX_CHECKS == kSelftestI8MaxChecks, "kSelftestI8MaxChecks");
+static_assert(TINYATTN_SELFTEST_I16_MAX_CHECKS == kSelftestI16MaxChecks, "kSelftestI16MaxChecks");
+static_assert(TINYATTN_MAX_DK_INT16 == kMaxDkInt16 && TINYATTN_MAX_M_INT16 == kMaxMInt16, "int16 limits");
 static_assert(TINYATTN_KEEP_BITS_ROW_BYTES(13) == keep_bits_row_bytes(13), "keep_bits_row_bytes");
 
 // The macros are constant expressions equal to the C++ formulas; the C test
@@ -159,6 +165,8 @@ static_assert(TINYATTN_FORWARD_F16_WORKSPACE_BYTES(5, 300, 40, 24, 0) ==
               "fp16 workspace macro");
 static_assert(TINYATTN_FORWARD_I8_WORKSPACE_BYTES(5, 300, 40, 24) == forward_i8_workspace_bytes(Dims{5, 300, 40, 24}),
               "int8 workspace macro");
+static_assert(TINYATTN_FORWARD_I16_WORKSPACE_BYTES(5, 300, 40, 24) == forward_i16_workspace_bytes(Dims{5, 300, 40, 24}),
+              "int16 workspace macro");
 static_assert(TINYATTN_BACKWARD_WORKSPACE_BYTES(5, 300, 40, 24, TINYATTN_BACKWARD_RECOMPUTE) ==
                   backward_workspace_bytes(Dims{5, 300, 40, 24}, BackwardMode::kRecompute),
               "backward workspace macro");
@@ -190,6 +198,33 @@ static_assert(offsetof(tinyattn_int8_scheme, bias) < offsetof(tinyattn_int8_sche
                   sizeof(tinyattn_int8_scheme) ==
                       offsetof(tinyattn_int8_scheme, scores) + sizeof(tinyattn_quant_params),
               "tinyattn_int8_scheme: fields are appended");
+// The int16 plan is passed through the same way.
+static_assert(std::is_standard_layout_v<Int16HeadPlan> && std::is_trivially_copyable_v<Int16HeadPlan>,
+              "Int16HeadPlan is passed through");
+static_assert(sizeof(tinyattn_int16_head_plan) == sizeof(Int16HeadPlan), "Int16HeadPlan layout");
+static_assert(alignof(tinyattn_int16_head_plan) == alignof(Int16HeadPlan), "Int16HeadPlan layout");
+#define TINYATTN_SAME_OFFSET(field)                                                                    \
+  static_assert(offsetof(tinyattn_int16_head_plan, field) == offsetof(Int16HeadPlan, field), #field); \
+  static_assert(sizeof(tinyattn_int16_head_plan::field) == sizeof(Int16HeadPlan::field), #field)
+TINYATTN_SAME_OFFSET(logit);
+TINYATTN_SAME_OFFSET(output);
+TINYATTN_SAME_OFFSET(mode);
+TINYATTN_SAME_OFFSET(tflite);
+#undef TINYATTN_SAME_OFFSET
+#define TINYATTN_SAME_OFFSET(field)                                                                        \
+  static_assert(offsetof(tinyattn_tflite_params_i16, field) == offsetof(TfliteParamsI16, field), #field); \
+  static_assert(sizeof(tinyattn_tflite_params_i16::field) == sizeof(TfliteParamsI16::field), #field)
+TINYATTN_SAME_OFFSET(scores);
+TINYATTN_SAME_OFFSET(beta);
+TINYATTN_SAME_OFFSET(output);
+#undef TINYATTN_SAME_OFFSET
+static_assert(sizeof(tinyattn_tflite_params_i16) == sizeof(TfliteParamsI16), "TfliteParamsI16 layout");
+// As int8's: mode and scores stay after the softmax scale.
+static_assert(offsetof(tinyattn_int16_scheme, softmax_scale) < offsetof(tinyattn_int16_scheme, mode) &&
+                  offsetof(tinyattn_int16_scheme, mode) < offsetof(tinyattn_int16_scheme, scores) &&
+                  sizeof(tinyattn_int16_scheme) ==
+                      offsetof(tinyattn_int16_scheme, scores) + sizeof(tinyattn_quant_params),
+              "tinyattn_int16_scheme: fields are appended");
 static_assert(offsetof(tinyattn_fixed_multiplier, multiplier) == offsetof(FixedMultiplier, multiplier) &&
                   offsetof(tinyattn_fixed_multiplier, shift) == offsetof(FixedMultiplier, shift) &&
                   sizeof(tinyattn_fixed_multiplier) == sizeof(FixedMultiplier),
@@ -387,6 +422,50 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
                          to_cxx(options)));
 }
 
+tinyattn_status tinyattn_plan_int16(const tinyattn_dims* dims, const tinyattn_int16_scheme* scheme,
+                                    tinyattn_int16_head_plan* plans, size_t plan_capacity) {
+  if (!dims || !scheme) return TINYATTN_NULL_POINTER;
+  Int16Scheme s;
+  s.q = to_cxx(scheme->q);
+  s.k = to_cxx(scheme->k);
+  s.v = to_cxx(scheme->v);
+  s.y = to_cxx(scheme->y);
+  if (scheme->use_softmax_scale) s.softmax_scale = scheme->softmax_scale;
+  // As int8: a value outside the enum is refused here, not passed on as a mode.
+  const int32_t mode = raw(scheme->mode);
+  if (mode != TINYATTN_INT16_MODE_NATIVE && mode != TINYATTN_INT16_MODE_TFLITE) return TINYATTN_UNSUPPORTED;
+  s.mode = static_cast<Int16Mode>(mode);
+  s.scores = to_cxx(scheme->scores);
+  return to_c(plan_int16(to_cxx(*dims), s, reinterpret_cast<Int16HeadPlan*>(plans), plan_capacity));
+}
+
+tinyattn_status tinyattn_validate_int16_head_plan(const tinyattn_int16_head_plan* plan) {
+  if (!plan) return TINYATTN_NULL_POINTER;
+  return to_c(validate(*reinterpret_cast<const Int16HeadPlan*>(plan)));
+}
+
+size_t tinyattn_forward_i16_workspace_bytes(const tinyattn_dims* dims) {
+  return dims ? forward_i16_workspace_bytes(to_cxx(*dims)) : 0;
+}
+
+tinyattn_status tinyattn_forward_i16(const tinyattn_dims* dims, const tinyattn_forward_io_i16* io,
+                                     const tinyattn_int16_head_plan* plans, size_t plan_count, void* workspace,
+                                     size_t workspace_bytes, const tinyattn_mask* mask,
+                                     const tinyattn_options* options) {
+  if (!dims || !io) return TINYATTN_NULL_POINTER;
+  if (!mask_enums_ok(mask)) return TINYATTN_BAD_MASK;
+  if (!options_ok(options)) return TINYATTN_PORT_UNAVAILABLE;
+  ForwardIoI16 cio;
+  cio.q = io->q;
+  cio.k = io->k;
+  cio.v = io->v;
+  cio.y = io->y;
+  cio.weights = io->weights;
+  const Int16Plan plan{reinterpret_cast<const Int16HeadPlan*>(plans), plan_count};
+  return to_c(forward_i16(to_cxx(*dims), cio, plan, Workspace{workspace, workspace_bytes}, to_cxx(mask),
+                          to_cxx(options)));
+}
+
 size_t tinyattn_backward_workspace_bytes(const tinyattn_dims* dims, tinyattn_backward_mode mode) {
   if (!dims) return 0;
   return backward_workspace_bytes(to_cxx(*dims), mode == TINYATTN_BACKWARD_RECOMPUTE ? BackwardMode::kRecompute
@@ -445,6 +524,16 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
   if (tinyattn_status s = selftest_args(report, port, format); s != TINYATTN_OK) return s;
   SelftestI8Report r;
   const Status s = selftest_int8(&r, static_cast<Port>(port), write, static_cast<SelftestFormat>(format));
+  if (s != Status::kOk) return to_c(s);
+  to_c_report(r, report);
+  return TINYATTN_OK;
+}
+
+tinyattn_status tinyattn_selftest_int16(tinyattn_selftest_i16_report* report, tinyattn_port port,
+                                        tinyattn_write_fn write, tinyattn_selftest_format format) {
+  if (tinyattn_status s = selftest_args(report, port, format); s != TINYATTN_OK) return s;
+  SelftestI16Report r;
+  const Status s = selftest_int16(&r, static_cast<Port>(port), write, static_cast<SelftestFormat>(format));
   if (s != Status::kOk) return to_c(s);
   to_c_report(r, report);
   return TINYATTN_OK;

@@ -635,6 +635,7 @@ static void test_workspace_macros(void) {
                 tinyattn_forward_i8_tflite_workspace_bytes(&d));
           CHECK(TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(n, m, dk, dv) ==
                 capi_cxx_forward_i8_tflite_workspace_bytes(&d));
+          CHECK(TINYATTN_FORWARD_I16_WORKSPACE_BYTES(n, m, dk, dv) == tinyattn_forward_i16_workspace_bytes(&d));
           CHECK(TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, TINYATTN_BACKWARD_SAVED_WEIGHTS) ==
                 tinyattn_backward_workspace_bytes(&d, TINYATTN_BACKWARD_SAVED_WEIGHTS));
           CHECK(TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, TINYATTN_BACKWARD_RECOMPUTE) ==
@@ -648,6 +649,7 @@ static void test_workspace_macros(void) {
   CHECK(tinyattn_forward_f16_workspace_bytes(NULL, 1) == 0);
   CHECK(tinyattn_forward_i8_workspace_bytes(NULL) == 0);
   CHECK(tinyattn_forward_i8_tflite_workspace_bytes(NULL) == 0);
+  CHECK(tinyattn_forward_i16_workspace_bytes(NULL) == 0);
   CHECK(tinyattn_backward_workspace_bytes(NULL, TINYATTN_BACKWARD_RECOMPUTE) == 0);
 }
 
@@ -756,20 +758,27 @@ static int all_bytes(const void* x, size_t n, unsigned char b) {
 static void test_kv_len_above_m_is_bad_mask(void) {
   static const uint32_t too_long[] = {M + 1, 0x7FFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu};
   static uint16_t hq16[HQ * N * DK], hk16[HKV * M * DK], hv16[HKV * M * DV], hy16[HQ * N * DV];
+  static int16_t sq16[HQ * N * DK], sk16[HKV * M * DK], sv16[HKV * M * DV], sy16[HQ * N * DV];
   static float dq[HQ * N * DK], dk[HKV * M * DK], dv[HKV * M * DV];
   static const float s = 0.05f;
   tinyattn_forward_io io = TINYATTN_FORWARD_IO(q, k, v, y, w, lse);
   tinyattn_forward_io_f16 io16 = {hq16, hk16, hv16, hy16, NULL, NULL};
   tinyattn_forward_io_i8 io8 = {iq, ik, iv, iy, NULL, NULL};
+  tinyattn_forward_io_i16 io_i16 = {sq16, sk16, sv16, sy16, NULL};
   tinyattn_backward_io bio;
   tinyattn_int8_scheme scheme;
   tinyattn_int8_head_plan plans[HQ];
+  tinyattn_int16_scheme scheme16;
+  tinyattn_int16_head_plan plans16[HQ];
   tinyattn_mask mask;
   size_t t;
   fill_inputs();
   memset(&scheme, 0, sizeof scheme);
   scheme.q.scale = scheme.k.scale = scheme.v.scale = scheme.y.scale = &s;
   CHECK_STATUS(tinyattn_plan_int8(&kDims, &scheme, plans, HQ), TINYATTN_OK);
+  memset(&scheme16, 0, sizeof scheme16);
+  scheme16.q.scale = scheme16.k.scale = scheme16.v.scale = scheme16.y.scale = &s;
+  CHECK_STATUS(tinyattn_plan_int16(&kDims, &scheme16, plans16, HQ), TINYATTN_OK);
   memset(&bio, 0, sizeof bio);
   bio.q = q;
   bio.k = k;
@@ -787,15 +796,17 @@ static void test_kv_len_above_m_is_bad_mask(void) {
     memset(y, 0x7F, sizeof y);
     memset(hy16, 0x7F, sizeof hy16);
     memset(iy, 0x7F, sizeof iy);
+    memset(sy16, 0x7F, sizeof sy16);
     memset(dq, 0x7F, sizeof dq);
     mask.kv_len = too_long[t];
     CHECK_STATUS(tinyattn_forward(&kDims, &io, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
     CHECK_STATUS(tinyattn_forward_f16(&kDims, &io16, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
     CHECK_STATUS(tinyattn_forward_i8(&kDims, &io8, plans, HQ, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
+    CHECK_STATUS(tinyattn_forward_i16(&kDims, &io_i16, plans16, HQ, ws, sizeof ws, &mask, NULL), TINYATTN_BAD_MASK);
     CHECK_STATUS(tinyattn_backward(&kDims, TINYATTN_BACKWARD_RECOMPUTE, &bio, ws, sizeof ws, &mask, NULL),
                  TINYATTN_BAD_MASK);
     CHECK(all_bytes(y, sizeof y, 0x7F) && all_bytes(hy16, sizeof hy16, 0x7F));
-    CHECK(all_bytes(iy, sizeof iy, 0x7F) && all_bytes(dq, sizeof dq, 0x7F));
+    CHECK(all_bytes(iy, sizeof iy, 0x7F) && all_bytes(dq, sizeof dq, 0x7F) && all_bytes(sy16, sizeof sy16, 0x7F));
   }
 }
 

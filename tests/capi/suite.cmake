@@ -66,6 +66,23 @@ add_test(NAME capi_int8 COMMAND capi_int8_test)
 set_tests_properties(capi_int8 PROPERTIES LABELS "api;capi;quant"
                      FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures")
 
+# int16 from C against the C++ plan_int16 and forward_i16 on every compiled
+# port, its statuses, its workspace macro and its self-test's C wrapper: on
+# every target, the boards included.
+add_executable(capi_int16_test ${CMAKE_CURRENT_LIST_DIR}/capi_int16_test.c ${CMAKE_CURRENT_LIST_DIR}/capi_int16_cxx.cc)
+set_target_properties(capi_int16_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(capi_int16_test PRIVATE $<$<COMPILE_LANGUAGE:C>:${_capi_c_flags}>
+                                               $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+target_link_libraries(capi_int16_test PRIVATE tinyattn::tinyattn)
+tinyattn_warnings(capi_int16_test)
+if(TINYATTN_BAREMETAL)
+  target_compile_definitions(capi_int16_test PRIVATE CAPI_INT16_BOARD=1)
+  tinyattn_board_executable(capi_int16_test)
+endif()
+add_test(NAME capi_int16 COMMAND capi_int16_test)
+set_tests_properties(capi_int16 PROPERTIES LABELS "api;capi;quant"
+                     FAIL_REGULAR_EXPRESSION "[0-9]+ Tests [1-9][0-9]* Failures")
+
 add_test(NAME usage_example_docs_c_api_md
          COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/c_api.md -DLANG=c
                  -DMAIN=${CMAKE_CURRENT_LIST_DIR}/example.c

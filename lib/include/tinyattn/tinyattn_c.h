@@ -1,7 +1,7 @@
 /* tinyattn C API: scaled dot-product attention from C99 (and C++).
  *
  * The same library as the C++ API (tinyattn.h), behind plain functions and
- * structs: fp32, fp16 and int8 forward, a KV cache for decoding, the fp32
+ * structs: fp32, fp16, int8 and int16 forward, a KV cache for decoding, the fp32
  * backward pass, the power-on self-test, status names and workspace sizes.
  * Nothing allocates; every function that computes returns a tinyattn_status
  * and writes nothing on error. Semantics, layouts and error cases are those
@@ -46,7 +46,7 @@ typedef enum tinyattn_status {
   TINYATTN_MISALIGNED,           /* a tensor pointer is not aligned to its element type */
   TINYATTN_ALIASING,             /* an output overlaps an input or another output */
   TINYATTN_PORT_UNAVAILABLE,     /* the requested port is not compiled into this build */
-  TINYATTN_BAD_QUANTIZATION,     /* int8 scales, zero points or plan out of range */
+  TINYATTN_BAD_QUANTIZATION,     /* int8/int16 scales, zero points or plan out of range */
   TINYATTN_UNSUPPORTED,          /* a valid request this build cannot serve */
   TINYATTN_CACHE_FULL,           /* a KV cache (C++ KvCache) append past its capacity */
   TINYATTN_STATUS_MIN_ = -0x7FFFFFFF - 1,
@@ -168,7 +168,7 @@ typedef struct tinyattn_options {
   tinyattn_port port;  /* which compiled-in port runs the kernels */
   /* Logit soft-capping when use_softcap is nonzero: s -> softcap tanh(s /
    * softcap) before the masks (Gemma 2, ONNX Attention); softcap > 0 and
-   * finite. fp32 and fp16 only (int8: TINYATTN_UNSUPPORTED). */
+   * finite. fp32 and fp16 only (int8, int16: TINYATTN_UNSUPPORTED). */
   int use_softcap;
   float softcap;
 } tinyattn_options;
@@ -361,6 +361,79 @@ tinyattn_status tinyattn_forward_i8(const tinyattn_dims* dims, const tinyattn_fo
                                     const tinyattn_int8_head_plan* plans, size_t plan_count, void* workspace,
                                     size_t workspace_bytes, const tinyattn_mask* mask,
                                     const tinyattn_options* options);
+
+/* ---- int16 forward (docs/quant.md, "int16") ----------------------------- */
+
+/* Limits of the int16 path (Dk keeps the scores' differences in 96-bit
+ * products, M keeps the P.V sums exact in int32): TINYATTN_BAD_DIMENSION beyond. */
+#define TINYATTN_MAX_DK_INT16 32768u
+#define TINYATTN_MAX_M_INT16 65535u
+
+/* What tinyattn_forward_i16 computes for a head (tinyattn::Int16Mode,
+ * docs/quant.md). */
+typedef enum tinyattn_int16_mode {
+  TINYATTN_INT16_MODE_NATIVE = 0, /* exact int64 scores, the int8 path's integer softmax, Q0.15 weights */
+  TINYATTN_INT16_MODE_TFLITE,     /* TFLite Micro's 16x8 BatchMatMul, Softmax, BatchMatMul, bit for bit */
+  TINYATTN_INT16_MODE_MIN_ = -0x7FFFFFFF - 1,
+  TINYATTN_INT16_MODE_MAX_ = 0x7FFFFFFF
+} tinyattn_int16_mode;
+
+/* Symmetric scales: real = scale * q; zero_point null or all zero (else
+ * TINYATTN_BAD_QUANTIZATION). Zero-initialised: the native mode,
+ * 1/sqrt(Dk). New fields go at the end. */
+typedef struct tinyattn_int16_scheme {
+  tinyattn_quant_params q, k, v, y;
+  int use_softmax_scale; /* nonzero: softmax_scale; zero: 1/sqrt(Dk) (TFLITE: the softmax's beta) */
+  float softmax_scale;
+  tinyattn_int16_mode mode; /* a value outside the enum: TINYATTN_UNSUPPORTED */
+  /* TFLITE only (required there, ignored in NATIVE): the int16 score tensor
+   * Q.K^T is requantized into (the model's BatchMatMul output); count 1 or hq,
+   * zero point null or 0. */
+  tinyattn_quant_params scores;
+} tinyattn_int16_scheme;
+
+/* The integers TFLite's Prepare() computes for one head of
+ * TINYATTN_INT16_MODE_TFLITE. Same layout as tinyattn::TfliteParamsI16. */
+typedef struct tinyattn_tflite_params_i16 {
+  tinyattn_tflite_multiplier scores; /* BatchMatMul Q.K^T: sq * sk / s_scores */
+  tinyattn_tflite_multiplier beta;   /* Softmax input multiplier: s_scores * beta / (10 / 65535) */
+  tinyattn_tflite_multiplier output; /* BatchMatMul P.V: (1/32768) * sv / sy */
+} tinyattn_tflite_params_i16;
+
+/* One query head's plan: integers only (44 bytes), so it can be computed
+ * offline and kept in flash. Same layout as tinyattn::Int16HeadPlan. mode,
+ * a tinyattn_int16_mode value kept as int32_t: NATIVE reads logit and
+ * output, TFLITE reads tflite (the other fields stay 0). */
+typedef struct tinyattn_int16_head_plan {
+  tinyattn_fixed_multiplier logit;  /* softmax_scale * sq * sk * log2(e) * 2^26 */
+  tinyattn_fixed_multiplier output; /* sv / (sy * 2^15) */
+  int32_t mode;
+  tinyattn_tflite_params_i16 tflite;
+} tinyattn_int16_head_plan;
+
+typedef struct tinyattn_forward_io_i16 {
+  const int16_t* q;  /* [hq][n][dk] */
+  const int16_t* k;  /* [hkv][m][dk] */
+  const int16_t* v;  /* [hkv][m][dv] */
+  int16_t* y;        /* [hq][n][dv], required */
+  uint16_t* weights; /* [hq][n][m] Q0.15 probabilities (TFLITE: the int16 softmax tensor), optional */
+} tinyattn_forward_io_i16;
+
+/* Fills plans[0..hq) from the scheme (uses floating point once). */
+tinyattn_status tinyattn_plan_int16(const tinyattn_dims* dims, const tinyattn_int16_scheme* scheme,
+                                    tinyattn_int16_head_plan* plans, size_t plan_capacity);
+/* Checks a plan made elsewhere (offline). */
+tinyattn_status tinyattn_validate_int16_head_plan(const tinyattn_int16_head_plan* plan);
+
+size_t tinyattn_forward_i16_workspace_bytes(const tinyattn_dims* dims);
+/* Integer arithmetic only. plans: plan_count (= hq) head plans, of either
+ * mode. The mask's float bias, options->use_scale and options->use_softcap
+ * are UNSUPPORTED (the plan holds the scale); options->port picks the
+ * kernels (same bytes on each). */
+tinyattn_status tinyattn_forward_i16(const tinyattn_dims* dims, const tinyattn_forward_io_i16* io,
+                                     const tinyattn_int16_head_plan* plans, size_t plan_count, void* workspace,
+                                     size_t workspace_bytes, const tinyattn_mask* mask,
+                                     const tinyattn_options* options);
 
 /* ---- KV cache (tinyattn/kv_cache.h) ------------------------------------ */
 
@@ -617,6 +690,21 @@ typedef struct tinyattn_selftest_i8_report {
 tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tinyattn_port port,
                                        tinyattn_write_fn write, tinyattn_selftest_format format);
 
+/* The integer-only self-test of the int16 path (tinyattn::selftest_int16),
+ * reported as the int8 one's integer checks. */
+#define TINYATTN_SELFTEST_I16_MAX_CHECKS 24
+
+typedef struct tinyattn_selftest_i16_report {
+  uint32_t count;
+  uint32_t failures;
+  int passed; /* count > 0 && failures == 0 */
+  tinyattn_selftest_i8_check checks[TINYATTN_SELFTEST_I16_MAX_CHECKS];
+} tinyattn_selftest_i16_report;
+
+/* Runs the int16 self-test of one port, as tinyattn_selftest_int8. */
+tinyattn_status tinyattn_selftest_int16(tinyattn_selftest_i16_report* report, tinyattn_port port,
+                                        tinyattn_write_fn write, tinyattn_selftest_format format);
+
 /* ---- Workspace sizes as constant expressions --------------------------- */
 /* Each equals its function above for the same arguments (the tests sweep
  * them); the heads never matter. Helpers ending in _ are not API. */
@@ -675,6 +763,11 @@ tinyattn_status tinyattn_selftest_int8(tinyattn_selftest_i8_report* report, tiny
 
 #define TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(n, m, dk, dv) \
   (TINYATTN_FORWARD_I8_WORKSPACE_BYTES(n, m, dk, dv) + 256u * sizeof(int32_t))
+
+#define TINYATTN_FORWARD_I16_WORKSPACE_BYTES(n, m, dk, dv)                                            \
+  (TINYATTN_ALIGN_UP_((size_t)(m) * sizeof(int64_t), TINYATTN_WORKSPACE_ALIGN) +                    \
+   TINYATTN_ALIGN_UP_((size_t)(m) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) +                    \
+   TINYATTN_ALIGN_UP_((size_t)(dv) * sizeof(int32_t), TINYATTN_WORKSPACE_ALIGN) + TINYATTN_WORKSPACE_ALIGN)
 
 #define TINYATTN_BACKWARD_WORKSPACE_BYTES(n, m, dk, dv, mode)                                           \
   (TINYATTN_FLOATS_BYTES_(TINYATTN_MIN_((size_t)(m), (size_t)TINYATTN_KEY_TILE)) *                     \
