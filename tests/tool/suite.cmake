@@ -13,22 +13,36 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   endif()
   # `tinyattn plan` prints an offline int8 plan as a C initializer: compiled
   # into a C99 program that compares it with tinyattn_plan_int8 (and the C++
-  # form compiled as C++17).
-  # The same scheme in the TFLite mode (with the score tensor's s=) too.
+  # form compiled as C++17); the int16 one with tinyattn_plan_int16.
+  # The same scheme in the TFLite mode (with the score tensor's s=) too, and
+  # int16 plans (--dtype i16, symmetric scales) in both modes.
   set(_plan_args plan --dk 16 --heads 2,1 --qparams "q=0.05:3/0.06,k=0.04,v=0.02,y=0.03:-1" --name offline_plan)
   set(_plan_tflite_args plan --dk 16 --heads 2,1 --qparams "q=0.05:3/0.06,k=0.04,v=0.02,y=0.03:-1,s=0.3:9/0.25"
                         --int8-mode tflite --name offline_plan_tflite)
+  set(_plan_i16_args plan --dtype i16 --dk 16 --heads 2,1 --qparams "q=6e-5/8e-5,k=7e-5,v=1.2e-4,y=1.5e-4"
+                     --name offline_plan_i16)
+  set(_plan_i16_tflite_args plan --dtype i16 --dk 16 --heads 2,1
+                            --qparams "q=6e-5/8e-5,k=7e-5,v=1.2e-4,y=1.5e-4,s=1.5e-3/2e-3" --int16-mode tflite
+                            --name offline_plan_i16_tflite)
   set(_plan_dir ${CMAKE_CURRENT_BINARY_DIR}/plan_offline)
   add_custom_command(OUTPUT ${_plan_dir}/plan_offline.h ${_plan_dir}/plan_offline_cpp.h
                      ${_plan_dir}/plan_offline_tflite.h ${_plan_dir}/plan_offline_tflite_cpp.h
+                     ${_plan_dir}/plan_offline_i16.h ${_plan_dir}/plan_offline_i16_cpp.h
+                     ${_plan_dir}/plan_offline_i16_tflite.h ${_plan_dir}/plan_offline_i16_tflite_cpp.h
                      COMMAND ${CMAKE_COMMAND} -E make_directory ${_plan_dir}
                      COMMAND tinyattn_tool ${_plan_args} --out ${_plan_dir}/plan_offline.h
                      COMMAND tinyattn_tool ${_plan_args} --lang cpp --out ${_plan_dir}/plan_offline_cpp.h
                      COMMAND tinyattn_tool ${_plan_tflite_args} --out ${_plan_dir}/plan_offline_tflite.h
                      COMMAND tinyattn_tool ${_plan_tflite_args} --lang cpp --out ${_plan_dir}/plan_offline_tflite_cpp.h
+                     COMMAND tinyattn_tool ${_plan_i16_args} --out ${_plan_dir}/plan_offline_i16.h
+                     COMMAND tinyattn_tool ${_plan_i16_args} --lang cpp --out ${_plan_dir}/plan_offline_i16_cpp.h
+                     COMMAND tinyattn_tool ${_plan_i16_tflite_args} --out ${_plan_dir}/plan_offline_i16_tflite.h
+                     COMMAND tinyattn_tool ${_plan_i16_tflite_args} --lang cpp
+                             --out ${_plan_dir}/plan_offline_i16_tflite_cpp.h
                      DEPENDS tinyattn_tool VERBATIM)
   add_executable(tool_plan_offline ${CMAKE_CURRENT_LIST_DIR}/plan_offline_test.c ${_plan_dir}/plan_offline.h
-                                   ${_plan_dir}/plan_offline_tflite.h)
+                                   ${_plan_dir}/plan_offline_tflite.h ${_plan_dir}/plan_offline_i16.h
+                                   ${_plan_dir}/plan_offline_i16_tflite.h)
   set_target_properties(tool_plan_offline PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   target_compile_options(tool_plan_offline PRIVATE -pedantic -Wall -Wextra -Werror)
   target_include_directories(tool_plan_offline PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/plan_offline)
@@ -40,8 +54,13 @@ if(TINYATTN_BUILD_TOOLS AND NOT TINYATTN_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME tool_plan_offline_tflite_cpp
            COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only
                    -I${PROJECT_SOURCE_DIR}/lib/include -x c++ ${_plan_dir}/plan_offline_tflite_cpp.h)
-  set_tests_properties(tool_plan_offline tool_plan_offline_cpp tool_plan_offline_tflite_cpp
-                       PROPERTIES LABELS "tool;quant")
+  foreach(_cpp i16 i16_tflite)
+    add_test(NAME tool_plan_offline_${_cpp}_cpp
+             COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only
+                     -I${PROJECT_SOURCE_DIR}/lib/include -x c++ ${_plan_dir}/plan_offline_${_cpp}_cpp.h)
+  endforeach()
+  set_tests_properties(tool_plan_offline tool_plan_offline_cpp tool_plan_offline_tflite_cpp tool_plan_offline_i16_cpp
+                       tool_plan_offline_i16_tflite_cpp PROPERTIES LABELS "tool;quant")
   # `tinyattn explain` names each route of the call plan's table
   # (tests/kernels/plan_table.cc) for a shape that takes it.
   get_property(_ports_built GLOBAL PROPERTY TINYATTN_PORTS_BUILT)

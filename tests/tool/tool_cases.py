@@ -3,7 +3,9 @@
 
     tool_cases.py TINYATTN WORKDIR run        # generated cases vs a float64 reference
                                               # (--dtype i8: byte for byte vs tests/quant/gen_quant_vectors.py,
-                                              # --int8-mode tflite vs tests/quant/gen_tflite_vectors.py)
+                                              # --int8-mode tflite vs tests/quant/gen_tflite_vectors.py,
+                                              # --dtype i16 vs tools/gen/selftest_i16_vectors.py,
+                                              # --int16-mode tflite vs tests/quant/gen_tflite16_vectors.py)
     tool_cases.py TINYATTN WORKDIR decode     # KV cache decodes (storage, sinks, RoPE) vs the same reference
     tool_cases.py TINYATTN WORKDIR malformed  # broken files and arguments: clean one-line errors
 
@@ -31,6 +33,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "rope"))
 import gen_quant_vectors as quant  # noqa: E402
 import gen_tflite_vectors as tflite  # noqa: E402  (the TFLite mode's model: plan() and forward())
 import gen_rope_vectors as rope_ref  # noqa: E402
+import selftest_i16_vectors as i16  # noqa: E402  (the int16 spec's model: plan() and forward())
+import gen_tflite16_vectors as tflite16  # noqa: E402  (the int16 TFLite mode's model: plan() and forward())
 from exact_math import dot, exp, tanh  # noqa: E402
 
 TOOL, WORK, MODE = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
@@ -177,7 +181,7 @@ def check_scores(name, arrays, flags, ref_kwargs):
 
 F16_ULP = 2.0 ** -11
 F16_MIN_SUB = 2.0 ** -25
-worst = {"f16_y": 0.0, "f16_a": 0.0, "i8_y_lsb": 0.0, "i8_p_lsb": 0.0}
+worst = {"f16_y": 0.0, "f16_a": 0.0, "i8_y_lsb": 0.0, "i8_p_lsb": 0.0, "i16_y_lsb": 0.0, "i16_p_lsb": 0.0}
 
 
 def check_f16(name, arrays, flags, ref_kwargs, weights=True, inputs=np.float16):
@@ -318,6 +322,81 @@ def check_i8(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True,
         print(f"ok   {name}: Y and A byte-identical to gen_quant_vectors.forward")
 
 
+def check_i16(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, qparams_file=False, data=None):
+    """--dtype i16: Y and the Q0.15 weights value for value against plan() and forward() of
+    tools/gen/selftest_i16_vectors.py (the int16 spec in Python integers); Y also within
+    docs/quant.md's bound of the float64 softmax."""
+    n, m, dk, dv, hq, hkv = dims
+    if data is None:
+        data = {t: rng.integers(-32768, 32768, size=shape).astype(np.int16)
+                for t, shape in (("q", (hq, n, dk)), ("k", (hkv, m, dk)), ("v", (hkv, m, dv)))}
+    three_d = hq > 1 or hkv > 1
+    files = {t: save(f"{name}_{t}.npy", a if three_d else a[0]) for t, a in data.items()}
+    c = {"dims": dims, "softmax_scale": softmax_scale, "mask": dict(mask or {}),
+         **{t: qp[t] for t in "qkvy"}, **{t + "_data": data[t].ravel() for t in "qkv"}}
+    spec = qspec_text(qp)
+    if qparams_file:
+        spec = write(f"{name}_qparams.txt", spec.replace(",", "\n").encode() + b"\n")
+    out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
+    args = ["run", "--dtype", "i16", "--qparams", spec, "--q", files["q"], "--k", files["k"], "--v", files["v"],
+            "--out", out("y"), *flags]
+    if weights:
+        args += ["--weights", out("a")]
+    r = tool(*args)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    y_exp, w_exp = i16.forward(c, i16.plan(c))
+    y = np.load(out("y"))
+    problems = []
+    if y.dtype != np.int16 or y.size != y_exp.size:
+        failures.append(f"{name}: Y is {y.dtype} {y.shape}")
+        return
+    if not np.array_equal(y.ravel(), y_exp):
+        problems.append(f"{int((y.ravel() != y_exp).sum())} Y values differ from selftest_i16_vectors.forward")
+    if weights:
+        a = np.load(out("a"))
+        if a.dtype != np.uint16 or not np.array_equal(a.ravel(), w_exp):
+            problems.append(f"weights ({a.dtype}) differ from selftest_i16_vectors.forward")
+    # The float view: dequantize, float64 softmax, requantize without rounding.
+    per = lambda t, h: float(np.float32(qp[t][0][h if len(qp[t][0]) > 1 else 0]))
+    group = hq // hkv
+    ss = float(np.float32(1) / np.sqrt(np.float32(dk))) if softmax_scale is None else float(np.float32(softmax_scale))
+    y3 = y.reshape(hq, n, dv).astype(np.float64)
+    for h in range(hq):
+        g = h // group
+        sq, sk, sv, sy = per("q", h), per("k", g), per("v", g), per("y", h)
+        qf = data["q"][h].astype(np.float64) * sq
+        kf = data["k"][g].astype(np.float64) * sk
+        vc = data["v"][g].astype(np.float64)
+        kw = {"scale": ss}
+        if "causal_name" in (mask or {}):
+            kw["causal"] = mask["causal_name"]
+        if "window_ref" in (mask or {}):
+            kw["window"] = mask["window_ref"]
+        if "kv_len" in (mask or {}):
+            kw["kv_len"] = mask["kv_len"]
+        if (mask or {}).get("keep_kind") == 1:
+            keep = mask["keep"].reshape(-1, n, m)
+            kw["keep"] = keep[h if mask.get("head_stride") else 0]
+        t_real, a_ref = reference(qf, kf, vc, **kw)  # in units of V's integers
+        t = np.clip((sv / sy) * t_real, -32768, 32767)
+        bound = 0.5 + (sv / sy) * (0.505 / 32768) * np.abs(vc).sum(axis=0)[None, :]
+        err = np.abs(y3[h] - t)
+        worst["i16_y_lsb"] = max(worst["i16_y_lsb"], err.max())
+        if (err > bound).any():
+            problems.append(f"head {h}: Y {err.max():.3f} LSB from the float64 softmax (bound {bound.min():.3f})")
+        if weights:
+            pd = np.abs(a.reshape(hq, n, m)[h].astype(np.float64) - 32768 * a_ref)
+            worst["i16_p_lsb"] = max(worst["i16_p_lsb"], pd.max())
+            if pd.max() > 0.505:
+                problems.append(f"head {h}: probabilities {pd.max():.3f} LSB from the float64 softmax")
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}")
+    else:
+        print(f"ok   {name}: Y and A identical to selftest_i16_vectors.forward")
+
+
 def check_tflite(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, qparams_file=False):
     """--dtype i8 --int8-mode tflite: Y and the weights (the softmax tensor + 128, uint16) byte
     for byte against gen_tflite_vectors.py's plan() and forward(). qp holds s= as "scores"."""
@@ -358,6 +437,46 @@ def check_tflite(name, dims, qp, flags, mask=None, softmax_scale=None, weights=T
         failures.append(f"{name}: {'; '.join(problems)}")
     else:
         print(f"ok   {name}: Y and A byte-identical to gen_tflite_vectors.forward")
+
+
+def check_tflite16(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True):
+    """--dtype i16 --int16-mode tflite: Y and the weights (the int16 softmax tensor) value for
+    value against gen_tflite16_vectors.py's plan() and forward(). qp holds s= as "scores"."""
+    n, m, dk, dv, hq, hkv = dims
+    data = {t: rng.integers(-32768, 32768, size=shape).astype(np.int16)
+            for t, shape in (("q", (hq, n, dk)), ("k", (hkv, m, dk)), ("v", (hkv, m, dv)))}
+    three_d = hq > 1 or hkv > 1
+    files = {t: save(f"{name}_{t}.npy", a if three_d else a[0]) for t, a in data.items()}
+    c = {"dims": dims, "softmax_scale": softmax_scale, "mask": dict(mask or {}),
+         **{t: list(qp[t][0]) for t in ("q", "k", "v", "y", "scores")}, **{t + "_data": data[t].ravel() for t in "qkv"}}
+    spec = qspec_text(qp) + ",s=" + "/".join(f"{sc!r}" for sc in qp["scores"][0])
+    out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
+    args = ["run", "--dtype", "i16", "--int16-mode", "tflite", "--qparams", spec, "--q", files["q"], "--k",
+            files["k"], "--v", files["v"], "--out", out("y"), *flags]
+    if weights:
+        args += ["--weights", out("a")]
+    r = tool(*args)
+    if r.returncode != 0:
+        failures.append(f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    y_exp, w_exp = tflite16.forward(c, tflite16.plan(c), tflite16.Stats())
+    y = np.load(out("y"))
+    problems = []
+    if y.dtype != np.int16 or y.shape != ((hq, n, dv) if three_d else (n, dv)):
+        failures.append(f"{name}: Y is {y.dtype} {y.shape}")
+        return
+    if not np.array_equal(y.ravel(), np.array(y_exp)):
+        problems.append(f"{int((y.ravel() != np.array(y_exp)).sum())} Y values differ from gen_tflite16_vectors.forward")
+    if weights:
+        a = np.load(out("a"))
+        if a.dtype != np.uint16 or a.size != len(w_exp) or not np.array_equal(a.ravel(), np.array(w_exp)):
+            problems.append(f"weights ({a.dtype} {a.shape}) differ from gen_tflite16_vectors.forward")
+        elif a.max() > 32767:
+            problems.append("a weight above 32767 (the int16 softmax tensor)")
+    if problems:
+        failures.append(f"{name}: {'; '.join(problems)}")
+    else:
+        print(f"ok   {name}: Y and A identical to gen_tflite16_vectors.forward")
 
 
 def run_cases():
@@ -452,6 +571,41 @@ def run_cases():
     check_i8("i8_bias_per_head", (4, 6, 8, 5, 2, 2), base, ["--causal", "top-left"],
              mask={"causal": 1, "causal_name": "top-left"}, bias=(([0.02, 0.03], [1, 2]), b8))
     check_i8("i8_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), zps, [], weights=False, qparams_file=True)
+    # --dtype i16: symmetric scales (Z = 0, given or not), no bias
+    b16 = {"q": pt(6e-5), "k": pt(7e-5), "v": pt(1.2e-4), "y": pt(1.5e-4)}
+    z16 = {t: (qs, [0]) for t, (qs, _) in b16.items()}
+    check_i16("i16_plain", (4, 6, 8, 5, 1, 1), b16, ["--scale", "0.25"], softmax_scale=0.25)
+    check_i16("i16_default_scale_zero_points_given", (5, 9, 16, 6, 1, 1), z16, [])
+    # Every port's int16 table gives the same values (lengths past a vector).
+    for port in ("scalar", "highway"):
+        check_i16(f"i16_port_{port}", (9, 40, 33, 20, 2, 1), b16, ["--heads", "2,1", "--port", port])
+    ph16 = {"q": ([6e-5, 8e-5, 5e-5, 1e-4], [0] * 4), "k": ([7e-5, 5e-5], [0, 0]), "v": ([1.2e-4, 9e-5], [0, 0]),
+            "y": ([1.5e-4, 1.2e-4, 1e-4, 2e-4], [0] * 4)}
+    check_i16("i16_per_head_gqa", (3, 7, 9, 4, 4, 2), ph16, ["--heads", "4,2", "--scale", "0.25"], softmax_scale=0.25)
+    check_i16("i16_causal_br", (3, 8, 8, 6, 2, 1), b16, ["--causal", "bottom-right"],
+              mask={"causal": 2, "causal_name": "bottom-right"})
+    check_i16("i16_window_kvlen", (6, 9, 7, 5, 1, 1), b16, ["--window", "1,2", "--kv-len", "7"],
+              mask={"window": (1, 2, 0), "window_ref": (1, 2, "top-left"), "kv_len": 7})
+    check_i16("i16_keep_per_head", (4, 10, 8, 6, 2, 2), b16, ["--mask", save("i8_keep.npy", keep8)],
+              mask={"keep_kind": 1, "keep": keep8.astype(np.uint8).ravel(), "head_stride": 40})
+    check_i16("i16_qparams_file_100_keys", (2, 100, 32, 8, 1, 1), b16, [], weights=False, qparams_file=True)
+    # Only the extremes: scores of +-2^30 Dk (a peaked softmax) and a saturating output.
+    ext = {t: np.where(rng.random(shape) < 0.5, -32768, 32767).astype(np.int16)
+           for t, shape in (("q", (1, 3, 24)), ("k", (1, 7, 24)), ("v", (1, 7, 4)))}
+    check_i16("i16_extremes_saturating", (3, 7, 24, 4, 1, 1),
+              {"q": pt(1e-3), "k": pt(1e-3), "v": pt(1e-3), "y": pt(2e-4)}, [], data=ext)
+    # --int16-mode tflite: s= is the int16 score tensor's scale; --scale is the softmax's beta
+    t16 = {**b16, "scores": pt(1.5e-3)}
+    check_tflite16("i16_tfl_plain", (4, 6, 8, 5, 1, 1), t16, ["--scale", "0.25"], softmax_scale=0.25)
+    check_tflite16("i16_tfl_default_beta", (5, 9, 16, 6, 1, 1), {**t16, "scores": pt(2e-3)}, [])
+    for port in ("scalar", "highway"):
+        check_tflite16(f"i16_tfl_port_{port}", (9, 40, 33, 20, 2, 1), {**t16, "scores": pt(4e-3)},
+                       ["--heads", "2,1", "--port", port])
+    check_tflite16("i16_tfl_per_head_gqa", (3, 7, 9, 4, 4, 2), {**ph16, "scores": ([1.5e-3, 2e-3, 1e-3, 2.5e-3], [0] * 4)},
+                   ["--heads", "4,2", "--scale", "0.25"], softmax_scale=0.25)
+    check_tflite16("i16_tfl_causal_br", (3, 8, 8, 6, 2, 1), t16, ["--causal", "bottom-right"], mask={"causal": 2})
+    check_tflite16("i16_tfl_keep_per_head", (4, 10, 8, 6, 2, 2), t16, ["--mask", save("i8_keep.npy", keep8)],
+                   mask={"keep_kind": 1, "keep": keep8.astype(np.uint8).ravel(), "head_stride": 40})
     # --int8-mode tflite: s= is the int8 score tensor's quantization; --scale is the softmax's beta
     tbase = {**base, "scores": pt(0.3)}
     tzps = {**zps, "scores": pt(0.3, 9)}
@@ -499,6 +653,10 @@ def run_cases():
     i8 = lambda *shape: rng.integers(-128, 128, size=shape).astype(np.int8)
     same_as_joined("past_4d_i8", "i8", (i8(2, 2, 3, 8), i8(2, 1, 2, 8), i8(2, 1, 2, 4)), (i8(2, 1, 4, 8), i8(2, 1, 4, 4)),
                    ["--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--causal", "bottom-right"])
+    s16 = lambda *shape: rng.integers(-32768, 32768, size=shape).astype(np.int16)
+    same_as_joined("past_4d_i16", "i16", (s16(2, 2, 3, 8), s16(2, 1, 2, 8), s16(2, 1, 2, 4)),
+                   (s16(2, 1, 4, 8), s16(2, 1, 4, 4)), ["--qparams", "q=6e-5,k=7e-5,v=1.2e-4,y=1.5e-4", "--causal",
+                                                        "bottom-right"])
     fm = (rng.standard_normal((5, 7)) * 0.5).astype(np.float32)
     fm[2, 3] = -np.inf
     fq, fk, fv = (save(f"fmask_{t}.npy", a.astype(np.float32)) for t, a in (("q", r(5, 16)), ("k", r(7, 16)),
@@ -512,7 +670,8 @@ def run_cases():
     else:
         print("ok   float_mask_is_bias: a float --mask gives the bytes of the same --bias")
     print(f"worst: f16 max|y - y_ref|/max|v| = {worst['f16_y']:.2e}, f16 max|a - a_ref| = {worst['f16_a']:.2e}, "
-          f"i8 Y {worst['i8_y_lsb']:.3f} LSB and probabilities {worst['i8_p_lsb']:.3f} LSB from the float64 softmax")
+          f"i8 Y {worst['i8_y_lsb']:.3f} LSB and probabilities {worst['i8_p_lsb']:.3f} LSB, "
+          f"i16 Y {worst['i16_y_lsb']:.3f} LSB and probabilities {worst['i16_p_lsb']:.3f} LSB from the float64 softmax")
 
 
 def raw_npy(header, payload=b"", version=(1, 0), magic=b"\x93NUMPY"):
@@ -579,7 +738,7 @@ def expect_untouched(name, args, needle, code, files):
 # Every option that takes a value, with one valid value (for the command lines below).
 RUN_VALUES = ["--q", "--k", "--v", "--out", "--weights", "--mask", "--bias", "--causal", "--window", "--kv-len",
               "--scale", "--softcap", "--offset", "--scores", "--score-stage", "--heads", "--past-k", "--past-v",
-              "--present-k", "--present-v", "--dtype", "--port", "--qparams", "--int8-mode"]
+              "--present-k", "--present-v", "--dtype", "--port", "--qparams", "--int8-mode", "--int16-mode"]
 
 
 def empty_values(good_q, good_k, good_v):
@@ -595,7 +754,8 @@ def empty_values(good_q, good_k, good_v):
             args = [*base, flag, ""]
         expect_untouched(f"empty{flag}", args, f"{flag} has an empty value", 2, [y])
     plan = ["plan", "--dk", "8", "--qparams", "q=0.02,k=0.03,v=0.05,y=0.05", "--out", y]
-    for flag in ("--dk", "--qparams", "--heads", "--scale", "--name", "--lang", "--out", "--int8-mode"):
+    for flag in ("--dk", "--qparams", "--heads", "--scale", "--name", "--lang", "--out", "--int8-mode", "--dtype",
+                 "--int16-mode"):
         if flag in plan:
             i = plan.index(flag)
             args = [*plan[:i + 1], "", *plan[i + 2:]]
@@ -823,7 +983,7 @@ def malformed():
     common8 = ["run", "--dtype", "i8", "--q", i8["q"], "--k", i8["k"], "--v", i8["v"], *base]
     good_qp = "q=0.02,k=0.03:-7,v=0.05:11,y=0.05:-4"
     expect_error("i8_needs_qparams", common8, "--qparams", code=2)
-    expect_error("qparams_without_i8", [*common, "--qparams", good_qp], "i8 only", code=2)
+    expect_error("qparams_without_i8", [*common, "--qparams", good_qp], "applies to --dtype i8 and i16 only", code=2)
     expect_error("i8_float_input", [*common, "--dtype", "i8", "--qparams", good_qp], "must be int8", code=1)
     expect_error("f16_int8_input", ["run", "--dtype", "f16", "--q", i8["q"], "--k", good_k, "--v", good_v, *base],
                  "must be float32 or float16 for --dtype f16", code=1)
@@ -883,6 +1043,64 @@ def malformed():
                                       save("m_q_4096.npy", np.zeros((1, 4), np.int8)), "--k", long_k, "--v", long_v,
                                       "--out", str(WORK / "m_y_4096.npy"), "--qparams", good_qp + ",s=0.3"],
                  "at most 4095 keys", code=1)
+    # --dtype i16: its inputs, symmetric --qparams without b= or s=, no bias, no float mask, its limits
+    i16f = {t: save(f"m_{t}16.npy", (a * 3000).astype(np.int16)) for t, a in (("q", q), ("k", k), ("v", v))}
+    common16 = ["run", "--dtype", "i16", "--q", i16f["q"], "--k", i16f["k"], "--v", i16f["v"], *base]
+    qp16 = "q=6e-5,k=7e-5,v=1.2e-4,y=1.5e-4"
+    expect_error("i16_needs_qparams", common16, "--qparams", code=2)
+    expect_error("i16_float_input", [*common, "--dtype", "i16", "--qparams", qp16], "must be int16 for --dtype i16",
+                 code=1)
+    expect_error("i16_int8_input", ["run", "--dtype", "i16", "--q", i8["q"], "--k", i16f["k"], "--v", i16f["v"], *base,
+                                    "--qparams", qp16], "must be int16", code=1)
+    expect_error("i8_int16_input", [*common8[:3], "--q", i16f["q"], *common8[5:], "--qparams", good_qp],
+                 "must be int8", code=1)
+    expect_error("f32_int16_input", ["run", "--q", i16f["q"], "--k", good_k, "--v", good_v, *base],
+                 "must be float32 or float16", code=1)
+    expect_error("i16_zero_point", [*common16, "--qparams", "q=6e-5:3,k=7e-5,v=1.2e-4,y=1.5e-4"],
+                 "plan_int16 rejected --qparams: bad_quantization", code=1)
+    expect_error("i16_zero_scale", [*common16, "--qparams", "q=0,k=7e-5,v=1.2e-4,y=1.5e-4"], "bad_quantization", code=1)
+    expect_error("i16_head_count", [*common16, "--qparams", "q=6e-5/7e-5,k=7e-5,v=1.2e-4,y=1.5e-4"], "bad_quantization",
+                 code=1)
+    expect_error("i16_b_in_qparams", [*common16, "--qparams", qp16 + ",b=0.1"], "no b=", code=2)
+    expect_error("i16_s_in_qparams", [*common16, "--qparams", qp16 + ",s=0.3"], "add --int16-mode tflite", code=2)
+    expect_error("i16_tflite_without_s", [*common16, "--int16-mode", "tflite", "--qparams", qp16], "needs s=SCALE",
+                 code=2)
+    expect_error("i16_tflite_b", [*common16, "--int16-mode", "tflite", "--qparams", qp16 + ",s=1e-3,b=0.1"], "no b=",
+                 code=2)
+    expect_error("i16_tflite_s_zero_point", [*common16, "--int16-mode", "tflite", "--qparams", qp16 + ",s=1e-3:2"],
+                 "plan_int16 rejected --qparams: bad_quantization", code=1)
+    expect_error("i16_mode_unknown", [*common16, "--int16-mode", "tfl", "--qparams", qp16],
+                 "--int16-mode must be native or tflite", code=2)
+    expect_error("int16_mode_without_i16", [*common8, "--qparams", good_qp, "--int16-mode", "native"],
+                 "--int16-mode applies to --dtype i16 only", code=2)
+    expect_error("i16_bias", [*common16, "--qparams", qp16, "--bias", bias_f], "takes no --bias", code=2)
+    expect_error("i16_float_mask", [*common16, "--qparams", qp16, "--mask", float_mask], "no float mask", code=1)
+    expect_error("i16_softcap", [*common16, "--qparams", qp16, "--softcap", "5"], "--softcap", code=2)
+    expect_error("i16_int8_mode", [*common16, "--qparams", qp16, "--int8-mode", "native"], "--dtype i8 only", code=2)
+    expect_error("i16_scores", [*common16, "--qparams", qp16, "--scores", str(WORK / "s.npy")], "--scores", code=2)
+    wide_q = save("m_q16_wide.npy", np.zeros((1, 32769), np.int16))
+    expect_error("i16_dk_limit", ["run", "--dtype", "i16", "--qparams", qp16, "--q", wide_q, "--k",
+                                  save("m_k16_wide.npy", np.zeros((2, 32769), np.int16)), "--v",
+                                  save("m_v16_wide.npy", np.zeros((2, 2), np.int16)), *base], "Dk <= 32768", code=1)
+    expect_error("i16_key_limit", ["run", "--dtype", "i16", "--qparams", qp16, "--q",
+                                   save("m_q16_long.npy", np.zeros((1, 2), np.int16)), "--k",
+                                   save("m_k16_long.npy", np.zeros((65536, 2), np.int16)), "--v",
+                                   save("m_v16_long.npy", np.zeros((65536, 1), np.int16)), *base],
+                 "at most 65535 keys", code=1)
+    expect_error("plan_dtype_unknown", ["plan", "--dk", "8", "--dtype", "f32", "--qparams", qp16],
+                 "--dtype must be i8 or i16", code=2)
+    expect_error("plan_i16_int8_mode", ["plan", "--dk", "8", "--dtype", "i16", "--int8-mode", "native", "--qparams",
+                                        qp16], "--int8-mode applies to --dtype i8 only", code=2)
+    expect_error("plan_i16_bias", ["plan", "--dk", "8", "--dtype", "i16", "--qparams", qp16 + ",b=0.1"], "no b=",
+                 code=2)
+    expect_error("plan_i16_zero_point", ["plan", "--dk", "8", "--dtype", "i16", "--qparams",
+                                         "q=6e-5,k=7e-5,v=1.2e-4,y=1.5e-4:1"], "plan_int16 rejected", code=1)
+    expect_error("plan_i16_tflite_without_s", ["plan", "--dk", "8", "--dtype", "i16", "--int16-mode", "tflite",
+                                               "--qparams", qp16], "needs s=SCALE", code=2)
+    expect_error("plan_i16_s_in_native", ["plan", "--dk", "8", "--dtype", "i16", "--qparams", qp16 + ",s=1e-3"],
+                 "add --int16-mode tflite", code=2)
+    expect_error("plan_int16_mode_with_i8", ["plan", "--dk", "8", "--int16-mode", "tflite", "--qparams", good_qp],
+                 "--int16-mode applies to --dtype i16 only", code=2)
     plan_tfl = ["plan", "--dk", "8", "--int8-mode", "tflite"]
     expect_error("plan_tflite_without_s", [*plan_tfl, "--qparams", good_qp], "needs s=SCALE", code=2)
     expect_error("plan_s_in_native_mode", ["plan", "--dk", "8", "--qparams", good_qp + ",s=0.3"],

@@ -17,6 +17,7 @@ const char* dtype_name(DType t) {
     case DType::kI8: return "int8";
     case DType::kBool: return "bool";
     case DType::kU8: return "uint8";
+    case DType::kI16: return "int16";
   }
   return "?";
 }
@@ -24,7 +25,8 @@ const char* dtype_name(DType t) {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::kF32: return 4;
-    case DType::kF16: return 2;
+    case DType::kF16:
+    case DType::kI16: return 2;
     default: return 1;
   }
 }
@@ -202,6 +204,7 @@ class HeaderParser {
 bool dtype_from_descr(const std::string& d, DType* t, std::string* error) {
   if (d == "<f4") *t = DType::kF32;
   else if (d == "<f2") *t = DType::kF16;
+  else if (d == "<i2") *t = DType::kI16;
   else if (d == "|i1" || d == "<i1" || d == "i1") *t = DType::kI8;
   else if (d == "|b1" || d == "<b1" || d == "b1") *t = DType::kBool;
   else if (d == "|u1" || d == "<u1" || d == "u1") *t = DType::kU8;
@@ -209,7 +212,7 @@ bool dtype_from_descr(const std::string& d, DType* t, std::string* error) {
     *error = "big-endian dtype '" + d + "' is not supported (save with dtype.newbyteorder('<'))";
     return false;
   } else {
-    *error = "unsupported dtype '" + d + "' (supported: <f4, <f2, |i1, |b1, |u1)";
+    *error = "unsupported dtype '" + d + "' (supported: <f4, <f2, <i2, |i1, |b1, |u1)";
     return false;
   }
   return true;

@@ -1,7 +1,7 @@
 // A strict, bounded .npy reader and a writer (NumPy format 1.0, 2.0, 3.0).
 //
-// Accepted: little-endian float32 ('<f4'), float16 ('<f2'), int8 ('|i1'),
-// bool ('|b1') and uint8 ('|u1'); C order; up to 8 dimensions, each
+// Accepted: little-endian float32 ('<f4'), float16 ('<f2'), int16 ('<i2'),
+// int8 ('|i1'), bool ('|b1') and uint8 ('|u1'); C order; up to 8 dimensions, each
 // 1..kMaxDim (the tool then takes 2 to 4). Everything else (big-endian,
 // Fortran order, other dtypes, a malformed header dict, a truncated or
 // overlong payload) is rejected with a one-line message. Nothing is allocated
@@ -17,9 +17,9 @@
 
 namespace tinyattn_tool {
 
-enum class DType : uint8_t { kF32, kF16, kI8, kBool, kU8 };
+enum class DType : uint8_t { kF32, kF16, kI8, kBool, kU8, kI16 };
 
-const char* dtype_name(DType t);  // "float32", "float16", "int8", "bool", "uint8"
+const char* dtype_name(DType t);  // "float32", "float16", "int8", "bool", "uint8", "int16"
 size_t dtype_size(DType t);
 
 struct Array {
@@ -53,7 +53,7 @@ bool read_npy(const std::string& path, Array* out, std::string* error);
 
 // Serialises elements of elem_size bytes (1, 2 or 4; host order in memory)
 // as a version 1.0 .npy with the given little-endian descr ('<f4', '<f2',
-// '|i1', '<u2'), C order.
+// '|i1', '<i2', '<u2'), C order.
 // (The tool writes them with write_all_or_none, tools/tool/output_files.h.)
 std::vector<uint8_t> npy_bytes(const char* descr, const std::vector<size_t>& shape, const void* data, size_t elem_size);
 // Serialises float32 data as a version 1.0 .npy (C order, '<f4').

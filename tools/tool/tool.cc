@@ -2,9 +2,9 @@
 // its program, tests/fuzz/tool_fuzz.cc fuzzes it).
 //   tinyattn run --q q.npy --k k.npy --v v.npy [mask options] --out y.npy [--weights a.npy]
 //                [--past-k pk.npy --past-v pv.npy] [--present-k k.npy --present-v v.npy]
-//                [--dtype f32|f16|i8 [--qparams SPEC] [--int8-mode native|tflite]]
-//   tinyattn plan --dk D --qparams SPEC [--int8-mode native|tflite] [--heads HQ,HKV] [--scale S] [--name NAME]
-//                 [--lang c|cpp] [--out FILE]
+//                [--dtype f32|f16|i8|i16 [--qparams SPEC] [--int8-mode|--int16-mode native|tflite]]
+//   tinyattn plan --dk D --qparams SPEC [--dtype i8|i16] [--int8-mode|--int16-mode native|tflite] [--heads HQ,HKV]
+//                 [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]
 //   tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [mask options] [--weights] [--port P]
 //   tinyattn decode --q Q.npy --k K.npy --v V.npy --out Y.npy [cache options]
 //   tinyattn selftest [--port P] [--format unity|table|both]
@@ -35,6 +35,7 @@
 #include "tinyattn/forward_f16.h"
 #include "tinyattn/half.h"
 #include "tinyattn/quant.h"
+#include "tinyattn/quant_i16.h"
 #include "tinyattn/selftest.h"
 #include "tinyattn/tinyattn.h"
 #include "tool/npy.h"
@@ -68,11 +69,13 @@ const char kUsage[] =
     "               [--mask M.npy] [--causal top-left|bottom-right|offset|onnx] [--window L,R[,top-left|bottom-right|offset]]\n"
     "               [--offset K] [--scores S.npy [--score-stage scaled|softcapped|masked]]\n"
     "               [--past-k PK.npy --past-v PV.npy] [--present-k K.npy --present-v V.npy]\n"
-    "               [--kv-len L[,L1,...]] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV] [--dtype f32|f16|i8]\n"
+    "               [--kv-len L[,L1,...]] [--bias B.npy] [--scale S] [--softcap C] [--heads HQ,HKV]\n"
+    "               [--dtype f32|f16|i8|i16]\n"
     "               [--qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]][,s=S[:Z]] | --qparams FILE]\n"
-    "               [--int8-mode native|tflite] [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
-    "  tinyattn plan --dk D --qparams SPEC [--int8-mode native|tflite] [--heads HQ,HKV] [--scale S] [--name NAME]\n"
-    "               [--lang c|cpp] [--out FILE]\n"
+    "               [--int8-mode native|tflite] [--int16-mode native|tflite]\n"
+    "               [--port default" TINYATTN_PORT_LIST(TINYATTN_TOOL_PORT_NAME) "]\n"
+    "  tinyattn plan --dk D --qparams SPEC [--dtype i8|i16] [--int8-mode native|tflite] [--int16-mode native|tflite]\n"
+    "               [--heads HQ,HKV] [--scale S] [--name NAME] [--lang c|cpp] [--out FILE]\n"
     "  tinyattn explain --dims N,M,DK[,DV] [--heads HQ,HKV] [--causal top-left|bottom-right] [--window L,R]\n"
     "               [--kv-len L] [--element-mask keep|bias] [--softcap C] [--weights] [--workspace minimal|default]\n"
     "               [--port P]\n"
@@ -83,22 +86,26 @@ const char kUsage[] =
     "  tinyattn demo [--svg PATH] [--color|--no-color]\n"
     "Tensors are .npy files: Q [[B,]Hq,]N,Dk  K [[B,]Hkv,]M,Dk  V [[B,]Hkv,]M,Dv (4-D: ONNX Attention's\n"
     "batched form, one library call per batch element): float32 or float16 for f32 and f16 (f32 inputs to\n"
-    "f16 are rounded to nearest even), int8 for i8. --past-k/--past-v: K's and V's layout with P rows,\n"
-    "joined before the new ones (--present-k/--present-v write the P + M rows). mask [Hq,]N,M: bool/uint8\n"
-    "(nonzero = attend) or float (added to the logits); 4-D runs take any shape that broadcasts to\n"
-    "[B,Hq,N,M] as ONNX's attn_mask does (a shorter last axis is padded as masked). bias: float32 (int8\n"
-    "with b= in --qparams for i8). Per-head parameters: S1/S2/... or S1:Z1/S2:Z2/... (one per head of\n"
-    "that tensor). Outputs: Y and A as float32 (f32), float16 (f16); Y int8 and A uint16 Q0.15\n"
-    "probabilities (i8). --int8-mode tflite runs TFLite's int8 graph bit for bit instead (docs/quant.md):\n"
+    "f16 are rounded to nearest even), int8 for i8, int16 for i16. --past-k/--past-v: K's and V's layout\n"
+    "with P rows, joined before the new ones (--present-k/--present-v write the P + M rows). mask\n"
+    "[Hq,]N,M: bool/uint8 (nonzero = attend) or float (added to the logits; not i8, i16); 4-D runs take\n"
+    "any shape that broadcasts to [B,Hq,N,M] as ONNX's attn_mask does (a shorter last axis is padded as\n"
+    "masked). bias: float32 (int8 with b= in --qparams for i8; none for i16). Per-head parameters:\n"
+    "S1/S2/... or S1:Z1/S2:Z2/... (one per head of that tensor; i16 is symmetric: Z = 0). Outputs: Y and\n"
+    "A as float32 (f32), float16 (f16); Y int8 (i8) or int16 (i16) and A uint16 Q0.15 probabilities.\n"
+    "--int8-mode tflite runs TFLite's int8 graph bit for bit instead (docs/quant.md):\n"
     "s=S[:Z] in --qparams (required there, refused in native) is the int8 score tensor's quantization,\n"
     "--scale the softmax's beta, A the softmax tensor + 128 as uint16 (p * 256); plan takes it too.\n"
+    "--int16-mode tflite is the same for i16 (TFLite Micro's 16x8 graph): s=S the int16 score tensor's\n"
+    "scale, A the int16 softmax tensor (p * 32768).\n"
     "--softcap C caps each scaled logit s to C*tanh(s/C) before the bias and masks, as\n"
     "ONNX Attention's softcap (f32 and f16). Alignment offset: query i sits at key i + K. --causal onnx is\n"
     "ONNX's is_causal: K = the past length, or valid - N with --kv-len valid (one per batch element\n"
     "allowed, ONNX's nonpad_kv_seqlen), else 0.\n"
     "--scores writes the float32 logits [[B,]Hq,]N,M at a stage (ONNX qk_matmul_output_mode 0, 1, 2; f32).\n"
-    "plan prints the int8 plan of --qparams (same syntax) as a C (or C++) initializer, one head plan per\n"
-    "query head: firmware then runs forward_i8 on it with no floating point at all (docs/quant.md).\n"
+    "plan prints the int8 (or, --dtype i16, int16) plan of --qparams (same syntax) as a C (or C++)\n"
+    "initializer, one head plan per query head: firmware then runs forward_i8 (forward_i16) on it with no\n"
+    "floating point at all (docs/quant.md).\n"
     "explain prints the route and kernel an fp32 forward() of that shape and mask takes on the port in\n"
     "this build, and why no faster one applies (docs/core.md).\n"
     "decode runs the token sequence Q [Hq,]T,Dk, K and V [Hkv,]T,D through a KV cache, N tokens a step\n"
@@ -117,7 +124,7 @@ void write_selftest(const char* text) { std::fputs(text, g_selftest_out); }
 struct RunArgs {
   std::string q, k, v, out, weights, mask, bias;
   std::string causal, window, offset, kv_len, scale, softcap, scores, score_stage = "scaled", heads, dtype = "f32",
-      port = "default", qparams, int8_mode, past_k, past_v, present_k, present_v;
+      port = "default", qparams, int8_mode, int16_mode, past_k, past_v, present_k, present_v;
 };
 
 // --qparams: "q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z][,b=S[:Z]][,s=S[:Z]]"; a tensor's
@@ -146,6 +153,34 @@ tinyattn::Int8Scheme scheme_of(const QuantSpec& qs, tinyattn::Int8Mode mode) {
   scheme.mode = mode;
   if (qs.s.given) scheme.scores = qs.s.params();
   return scheme;
+}
+
+// The plan_int16 scheme of parsed --qparams in a mode (the softmax scale is the caller's).
+tinyattn::Int16Scheme scheme16_of(const QuantSpec& qs, tinyattn::Int16Mode mode) {
+  tinyattn::Int16Scheme scheme;
+  scheme.q = qs.q.params();
+  scheme.k = qs.k.params();
+  scheme.v = qs.v.params();
+  scheme.y = qs.y.params();
+  scheme.mode = mode;
+  if (qs.s.given) scheme.scores = qs.s.params();
+  return scheme;
+}
+
+// --int16-mode (empty: native), and whether --qparams fits it, as
+// int8_mode_error: s= (the int16 score tensor) is required in the TFLite
+// mode and refused in the native one; the int16 path takes no bias (b=).
+std::string int16_mode_error(const std::string& arg, const QuantSpec* qs, tinyattn::Int16Mode* mode) {
+  if (arg.empty() || arg == "native") *mode = tinyattn::Int16Mode::kNative;
+  else if (arg == "tflite") *mode = tinyattn::Int16Mode::kTflite;
+  else return "--int16-mode must be native or tflite, got '" + arg + "'";
+  if (!qs) return "";
+  const bool tflite = *mode == tinyattn::Int16Mode::kTflite;
+  if (qs->b.given) return "--dtype i16 takes no b= in --qparams: the int16 path has no additive bias";
+  if (tflite && !qs->s.given)
+    return "--int16-mode tflite needs s=SCALE in --qparams (the int16 score tensor Q.K^T is requantized into)";
+  if (!tflite && qs->s.given) return "--qparams gives s= (the TFLite mode's score tensor): add --int16-mode tflite";
+  return "";
 }
 
 // --int8-mode (empty: native), and whether s= in --qparams fits it: the
@@ -295,6 +330,19 @@ bool load_int8(const std::string& path, const std::string& what, Array* a, std::
   return true;
 }
 
+bool load_int16(const std::string& path, const std::string& what, Array* a, std::vector<int16_t>* values,
+                std::string* error) {
+  if (!tinyattn_tool::read_npy(path, a, error)) return false;
+  if (a->dtype != DType::kI16) {
+    *error = path + ": " + what + " must be int16 for --dtype i16, got " + tinyattn_tool::dtype_name(a->dtype);
+    return false;
+  }
+  values->resize(a->data.size() / 2);
+  for (size_t i = 0; i < values->size(); ++i)  // little-endian in the file, whatever the host
+    (*values)[i] = static_cast<int16_t>(static_cast<uint16_t>(a->data[2 * i] | a->data[2 * i + 1] << 8));
+  return true;
+}
+
 std::string shapes(const std::string& a_name, const Array& a, const std::string& b_name, const Array& b) {
   return a_name + " has shape " + a.shape_text() + " and " + b_name + " has shape " + b.shape_text();
 }
@@ -393,7 +441,8 @@ int cmd_run(const Io& io, int argc, char** argv) {
                         {"--dtype", &r.dtype},
                         {"--port", &r.port},
                         {"--qparams", &r.qparams},
-                        {"--int8-mode", &r.int8_mode}};
+                        {"--int8-mode", &r.int8_mode},
+                        {"--int16-mode", &r.int16_mode}};
   for (int i = 0; i < argc; ++i) {
     const int taken = take_value(io, opts, sizeof opts / sizeof opts[0], argc, argv, &i);
     if (taken > 0) return taken;
@@ -401,15 +450,22 @@ int cmd_run(const Io& io, int argc, char** argv) {
   }
   if (r.q.empty() || r.k.empty() || r.v.empty() || r.out.empty())
     return usage_error(io, "run needs --q, --k, --v and --out");
-  if (r.dtype != "f32" && r.dtype != "f16" && r.dtype != "i8")
-    return usage_error(io, "--dtype must be f32, f16 or i8, got '" + r.dtype + "'");
-  const bool is_f16 = r.dtype == "f16", is_i8 = r.dtype == "i8";
+  if (r.dtype != "f32" && r.dtype != "f16" && r.dtype != "i8" && r.dtype != "i16")
+    return usage_error(io, "--dtype must be f32, f16, i8 or i16, got '" + r.dtype + "'");
+  const bool is_f16 = r.dtype == "f16", is_i8 = r.dtype == "i8", is_i16 = r.dtype == "i16";
+  const bool quantized = is_i8 || is_i16;
   if (is_i8 && r.qparams.empty())
     return usage_error(io, "--dtype i8 needs --qparams q=S[:Z],k=S[:Z],v=S[:Z],y=S[:Z]");
-  if (!is_i8 && !r.qparams.empty()) return usage_error(io, "--qparams applies to --dtype i8 only");
+  if (is_i16 && r.qparams.empty()) return usage_error(io, "--dtype i16 needs --qparams q=S,k=S,v=S,y=S");
+  if (!quantized && !r.qparams.empty()) return usage_error(io, "--qparams applies to --dtype i8 and i16 only");
   if (!is_i8 && !r.int8_mode.empty()) return usage_error(io, "--int8-mode applies to --dtype i8 only");
+  if (!is_i16 && !r.int16_mode.empty()) return usage_error(io, "--int16-mode applies to --dtype i16 only");
+  if (is_i16 && !r.bias.empty())
+    return usage_error(io, "--dtype i16 takes no --bias: the int16 path has no additive bias (a bool --mask masks)");
   tinyattn::Int8Mode int8_mode = tinyattn::Int8Mode::kNative;
   if (std::string e = int8_mode_error(r.int8_mode, nullptr, &int8_mode); !e.empty()) return usage_error(io, e);
+  tinyattn::Int16Mode int16_mode = tinyattn::Int16Mode::kNative;
+  if (std::string e = int16_mode_error(r.int16_mode, nullptr, &int16_mode); !e.empty()) return usage_error(io, e);
   if (r.past_k.empty() != r.past_v.empty())
     return usage_error(io, "--past-k and --past-v go together (ONNX's past_key and past_value)");
   if (r.present_k.empty() != r.present_v.empty())
@@ -429,7 +485,8 @@ int cmd_run(const Io& io, int argc, char** argv) {
     const float c = std::strtof(r.softcap.c_str(), &end);
     if (*end != '\0' || !(c > 0.0f) || !std::isfinite(c))
       return usage_error(io, "--softcap must be a finite number > 0, got '" + r.softcap + "'");
-    if (is_i8) return usage_error(io, "--softcap applies to --dtype f32 and f16 (forward_i8 has no softcap)");
+    if (quantized)
+      return usage_error(io, "--softcap applies to --dtype f32 and f16 (forward_i8 and forward_i16 have no softcap)");
     opt.softcap = c;
   }
 
@@ -505,16 +562,18 @@ int cmd_run(const Io& io, int argc, char** argv) {
            {"--q", r.q}, {"--k", r.k}, {"--v", r.v}, {"--mask", r.mask}, {"--bias", r.bias},
            {"--past-k", r.past_k}, {"--past-v", r.past_v}})
     if (!in.path.empty()) inputs.push_back(in);
-  if (is_i8 && qparams_is_file(r.qparams)) inputs.push_back({"--qparams", r.qparams});
+  if (quantized && qparams_is_file(r.qparams)) inputs.push_back({"--qparams", r.qparams});
   if (!tinyattn_tool::check_paths(outputs, inputs, &error)) return fail(io, error, kExitUsage);
 
   QuantSpec qspec;
-  if (is_i8 && !parse_qparams(r.qparams, &qspec, &error)) return usage_error(io, error);
+  if (quantized && !parse_qparams(r.qparams, &qspec, &error)) return usage_error(io, error);
   if (is_i8 && !(error = int8_mode_error(r.int8_mode, &qspec, &int8_mode)).empty()) return usage_error(io, error);
+  if (is_i16 && !(error = int16_mode_error(r.int16_mode, &qspec, &int16_mode)).empty()) return usage_error(io, error);
   Array qa, ka, va, pka, pva;
   std::vector<float> q, k, v, pk, pv;
   std::vector<tinyattn::half> qh, kh, vh, pkh, pvh;
   std::vector<int8_t> qi, ki, vi, pki, pvi;
+  std::vector<int16_t> qs16, ks16, vs16, pks16, pvs16;
   const bool loaded =
       is_f16  ? load_half(r.q, "Q", &qa, &qh, &error) && load_half(r.k, "K", &ka, &kh, &error) &&
                     load_half(r.v, "V", &va, &vh, &error) &&
@@ -524,6 +583,10 @@ int cmd_run(const Io& io, int argc, char** argv) {
                     load_int8(r.v, "V", &va, &vi, &error) &&
                     (!has_past || (load_int8(r.past_k, "the past keys", &pka, &pki, &error) &&
                                    load_int8(r.past_v, "the past values", &pva, &pvi, &error)))
+      : is_i16 ? load_int16(r.q, "Q", &qa, &qs16, &error) && load_int16(r.k, "K", &ka, &ks16, &error) &&
+                     load_int16(r.v, "V", &va, &vs16, &error) &&
+                     (!has_past || (load_int16(r.past_k, "the past keys", &pka, &pks16, &error) &&
+                                    load_int16(r.past_v, "the past values", &pva, &pvs16, &error)))
               : load_float(r.q, "Q", &qa, &q, &error) && load_float(r.k, "K", &ka, &k, &error) &&
                     load_float(r.v, "V", &va, &v, &error) &&
                     (!has_past || (load_float(r.past_k, "the past keys", &pka, &pk, &error) &&
@@ -603,6 +666,9 @@ int cmd_run(const Io& io, int argc, char** argv) {
       if (is_i8)
         return fail(io, r.mask + ": --dtype i8 takes no float mask (the int8 path is integer only); give a bool mask "
                     "or an int8 --bias");
+      if (is_i16)
+        return fail(io, r.mask + ": --dtype i16 takes no float mask (the int16 path is integer only, without a "
+                    "bias); give a bool mask");
       if (!mask_shape(ma, r.mask, onnx, true, qa, ka, batch, d, &add_shape, &error)) return fail(io, error);
       add_src = ma.to_f32();
       add_path = r.mask;
@@ -665,6 +731,9 @@ int cmd_run(const Io& io, int argc, char** argv) {
     } else if (is_i8) {
       ki = concat_sequence(pki, ki, bh, past, kt.rows, d.dk);
       vi = concat_sequence(pvi, vi, bh, past, kt.rows, d.dv);
+    } else if (is_i16) {
+      ks16 = concat_sequence(pks16, ks16, bh, past, kt.rows, d.dk);
+      vs16 = concat_sequence(pvs16, vs16, bh, past, kt.rows, d.dv);
     } else {
       k = concat_sequence(pk, k, bh, past, kt.rows, d.dk);
       v = concat_sequence(pv, v, bh, past, kt.rows, d.dv);
@@ -675,9 +744,11 @@ int cmd_run(const Io& io, int argc, char** argv) {
   std::vector<float> y, weights, scores;
   std::vector<tinyattn::half> yh, weights_h;
   std::vector<int8_t> yi;
+  std::vector<int16_t> y16;
   std::vector<uint16_t> weights_q15;
   std::vector<unsigned char> ws;
   std::vector<tinyattn::Int8HeadPlan> plans;
+  std::vector<tinyattn::Int16HeadPlan> plans16;
   const char* api = "tinyattn::forward";
   if (is_f16) {
     api = "tinyattn::forward_f16";
@@ -700,6 +771,22 @@ int cmd_run(const Io& io, int argc, char** argv) {
     yi.resize(y_elems);
     weights_q15.resize(want_weights ? w_elems : 0);
     ws.resize(tinyattn::forward_i8_workspace_bytes(d));
+  } else if (is_i16) {
+    tinyattn::Int16Scheme scheme = scheme16_of(qspec, int16_mode);
+    scheme.softmax_scale = opt.scale;
+    plans16.resize(d.hq);
+    const tinyattn::Status s = tinyattn::plan_int16(d, scheme, plans16.data(), plans16.size());
+    if (s != tinyattn::Status::kOk) {
+      std::string hint;
+      if (s == tinyattn::Status::kBadQuantization)
+        hint = " (scales must be finite and > 0, zero points 0: int16 tensors are symmetric, one entry per tensor "
+               "or one per head, and the requantization multipliers representable: see docs/quant.md)";
+      return fail(io, std::string("tinyattn::plan_int16 rejected --qparams: ") + tinyattn::to_string(s) + hint);
+    }
+    api = "tinyattn::forward_i16";
+    y16.resize(y_elems);
+    weights_q15.resize(want_weights ? w_elems : 0);
+    ws.resize(tinyattn::forward_i16_workspace_bytes(d));
   } else {
     y.resize(y_elems);
     weights.resize(want_weights ? w_elems : 0);
@@ -743,6 +830,15 @@ int cmd_run(const Io& io, int argc, char** argv) {
       call.bias = bias_i8.empty() ? nullptr : bias_i8.data() + b * add_batch_stride;
       s = tinyattn::forward_i8(d, call, tinyattn::Int8Plan{plans.data(), plans.size()}, w, mb,
                                tinyattn::Options{{}, opt.port});
+    } else if (is_i16) {
+      tinyattn::ForwardIoI16 call;
+      call.q = qs16.data() + b * qs;
+      call.k = ks16.data() + b * ks;
+      call.v = vs16.data() + b * vs;
+      call.y = y16.data() + b * ys;
+      call.weights = want_weights ? weights_q15.data() + b * wsz : nullptr;
+      s = tinyattn::forward_i16(d, call, tinyattn::Int16Plan{plans16.data(), plans16.size()}, w, mb,
+                                tinyattn::Options{{}, opt.port});
     } else {
       tinyattn::ForwardIo call{q.data() + b * qs, k.data() + b * ks, v.data() + b * vs, y.data() + b * ys,
                                want_weights ? weights.data() + b * wsz : nullptr, nullptr};
@@ -757,6 +853,9 @@ int cmd_run(const Io& io, int argc, char** argv) {
       else if (s == tinyattn::Status::kBadDimension && int8_mode == tinyattn::Int8Mode::kTflite)
         hint = " (--int8-mode tflite takes at most " + std::to_string(tinyattn::kMaxMTflite) +
                " keys: TFLite's softmax sums in Q12.19)";
+      else if (s == tinyattn::Status::kBadDimension && is_i16)
+        hint = " (--dtype i16 takes Dk <= " + std::to_string(tinyattn::kMaxDkInt16) + " and at most " +
+               std::to_string(tinyattn::kMaxMInt16) + " keys)";
       return fail(io, std::string(api) + " rejected the problem" +
                   (batch > 1 ? " (batch element " + std::to_string(b) + ")" : std::string()) + ": " +
                   tinyattn::to_string(s) + hint);
@@ -774,22 +873,28 @@ int cmd_run(const Io& io, int argc, char** argv) {
   const std::vector<size_t> pk_shape = shaped(kt, d.hkv, d.m, d.dk), pv_shape = shaped(vt, d.hkv, d.m, d.dv);
   const bool present = !r.present_k.empty();
   // half is two bytes of IEEE bits, so '<f2' writes it as it is.
-  const char* float_descr = is_f16 ? "<f2" : is_i8 ? "|i1" : "<f4";
-  const size_t float_size = is_f16 ? 2 : is_i8 ? 1 : 4;
-  const void* y_data = is_f16 ? static_cast<const void*>(yh.data()) : is_i8 ? static_cast<const void*>(yi.data())
-                                                                            : static_cast<const void*>(y.data());
+  const char* float_descr = is_f16 ? "<f2" : is_i8 ? "|i1" : is_i16 ? "<i2" : "<f4";
+  const size_t float_size = is_f16 || is_i16 ? 2 : is_i8 ? 1 : 4;
+  const void* y_data = is_f16   ? static_cast<const void*>(yh.data())
+                       : is_i8  ? static_cast<const void*>(yi.data())
+                       : is_i16 ? static_cast<const void*>(y16.data())
+                                : static_cast<const void*>(y.data());
   std::vector<tinyattn_tool::OutputFile> files;
   files.push_back({r.out, tinyattn_tool::npy_bytes(float_descr, y_shape, y_data, float_size)});
   if (want_weights)
-    files.push_back({r.weights, is_f16  ? tinyattn_tool::npy_bytes("<f2", w_shape, weights_h.data(), 2)
-                                : is_i8 ? tinyattn_tool::npy_bytes("<u2", w_shape, weights_q15.data(), 2)
-                                        : tinyattn_tool::npy_bytes_f32(w_shape, weights.data())});
+    files.push_back({r.weights, is_f16      ? tinyattn_tool::npy_bytes("<f2", w_shape, weights_h.data(), 2)
+                                : quantized ? tinyattn_tool::npy_bytes("<u2", w_shape, weights_q15.data(), 2)
+                                            : tinyattn_tool::npy_bytes_f32(w_shape, weights.data())});
   if (!r.scores.empty()) files.push_back({r.scores, tinyattn_tool::npy_bytes_f32(w_shape, scores.data())});
   if (present) {
-    const void* k_data = is_f16 ? static_cast<const void*>(kh.data()) : is_i8 ? static_cast<const void*>(ki.data())
-                                                                              : static_cast<const void*>(k.data());
-    const void* v_data = is_f16 ? static_cast<const void*>(vh.data()) : is_i8 ? static_cast<const void*>(vi.data())
-                                                                              : static_cast<const void*>(v.data());
+    const void* k_data = is_f16   ? static_cast<const void*>(kh.data())
+                         : is_i8  ? static_cast<const void*>(ki.data())
+                         : is_i16 ? static_cast<const void*>(ks16.data())
+                                  : static_cast<const void*>(k.data());
+    const void* v_data = is_f16   ? static_cast<const void*>(vh.data())
+                         : is_i8  ? static_cast<const void*>(vi.data())
+                         : is_i16 ? static_cast<const void*>(vs16.data())
+                                  : static_cast<const void*>(v.data());
     files.push_back({r.present_k, tinyattn_tool::npy_bytes(float_descr, pk_shape, k_data, float_size)});
     files.push_back({r.present_v, tinyattn_tool::npy_bytes(float_descr, pv_shape, v_data, float_size)});
   }
@@ -797,15 +902,65 @@ int cmd_run(const Io& io, int argc, char** argv) {
 }
 // ---------------------------------------------------------------- plan
 
+// The offline int16 plan of cmd_plan: plan_int16 on the host, printed as an
+// initializer of tinyattn_int16_head_plan (C) or tinyattn::Int16HeadPlan
+// (C++), one layout (lib/src/c_api.cc asserts it).
+int print_plan_int16(const Io& io, const tinyattn::Dims& d, const QuantSpec& qspec, tinyattn::Int16Mode mode,
+                     const std::string& scale_arg, float softmax_scale, const std::string& cmdline,
+                     const std::string& name, bool c, const std::string& out) {
+  tinyattn::Int16Scheme scheme = scheme16_of(qspec, mode);
+  if (!scale_arg.empty()) scheme.softmax_scale = softmax_scale;
+  std::vector<tinyattn::Int16HeadPlan> plans(d.hq);
+  const tinyattn::Status st = tinyattn::plan_int16(d, scheme, plans.data(), plans.size());
+  if (st != tinyattn::Status::kOk)
+    return fail(io, std::string("tinyattn::plan_int16 rejected the arguments: ") + tinyattn::to_string(st) +
+                " (scales finite and > 0, zero points 0, one entry per tensor or one per head, HQ a multiple of "
+                "HKV: see docs/quant.md)");
+  std::string text = "/* tinyattn int16 plan: " + cmdline + "\n" +
+                     " * One head plan per query head: {logit, output multipliers {multiplier, shift}, mode,\n" +
+                     " * TFLite-mode integers}. " +
+                     (c ? "Pass it to tinyattn_forward_i16 with plan_count = HQ. */\n"
+                        : "Pass tinyattn::Int16Plan{plan, HQ} to tinyattn::forward_i16. */\n") +
+                     (c ? "#include \"tinyattn/tinyattn_c.h\"\n\n" : "#include \"tinyattn/quant_i16.h\"\n\n") +
+                     (c ? "static const tinyattn_int16_head_plan " : "static const tinyattn::Int16HeadPlan ") + name +
+                     "[" + std::to_string(d.hq) + "] = {\n";
+  for (const tinyattn::Int16HeadPlan& p : plans) {
+    char line[256];
+    const tinyattn::TfliteParamsI16& t = p.tflite;
+    // C: the int32_t; C++: the enum's name (an enum class takes no integer initializer)
+    const bool tfl = p.mode == tinyattn::Int16Mode::kTflite;
+    const char* mode_name = c ? (tfl ? "TINYATTN_INT16_MODE_TFLITE" : "TINYATTN_INT16_MODE_NATIVE")
+                              : (tfl ? "tinyattn::Int16Mode::kTflite" : "tinyattn::Int16Mode::kNative");
+    std::snprintf(line, sizeof line, "    {{%ld, %ld}, {%ld, %ld}, %s, {{%ld, %ld}, {%ld, %ld}, {%ld, %ld}}},\n",
+                  static_cast<long>(p.logit.multiplier), static_cast<long>(p.logit.shift),
+                  static_cast<long>(p.output.multiplier), static_cast<long>(p.output.shift), mode_name,
+                  static_cast<long>(t.scores.multiplier), static_cast<long>(t.scores.shift),
+                  static_cast<long>(t.beta.multiplier), static_cast<long>(t.beta.shift),
+                  static_cast<long>(t.output.multiplier), static_cast<long>(t.output.shift));
+    text += line;
+  }
+  text += "};\n";
+  std::string error;
+  if (out.empty()) {
+    std::fputs(text.c_str(), io.out);
+    return 0;
+  }
+  if (!tinyattn_tool::write_all_or_none({{out, std::vector<uint8_t>(text.begin(), text.end())}}, &error))
+    return fail(io, error + " (the plan)");
+  return 0;
+}
+
 // The offline int8 plan: plan_int8 on the host, printed as an initializer
 // of tinyattn_int8_head_plan (C) or tinyattn::Int8HeadPlan (C++), whose
 // layouts are one (lib/src/c_api.cc asserts it). Only Dk and the heads enter
-// a plan; N and M do not.
+// a plan; N and M do not. --dtype i16 prints the int16 plan instead.
 int cmd_plan(const Io& io, int argc, char** argv) {
-  std::string dk_arg, qparams, heads = "1,1", scale_arg, name = "tinyattn_plan", lang = "c", out, mode_arg;
-  ValueOption opts[] = {{"--dk", &dk_arg},       {"--qparams", &qparams}, {"--heads", &heads},
-                        {"--scale", &scale_arg}, {"--name", &name},       {"--lang", &lang},
-                        {"--out", &out},         {"--int8-mode", &mode_arg}};
+  std::string dk_arg, qparams, heads = "1,1", scale_arg, name = "tinyattn_plan", lang = "c", out, mode_arg,
+      mode16_arg, dtype = "i8";
+  ValueOption opts[] = {{"--dk", &dk_arg},       {"--qparams", &qparams},    {"--heads", &heads},
+                        {"--scale", &scale_arg}, {"--name", &name},          {"--lang", &lang},
+                        {"--out", &out},         {"--int8-mode", &mode_arg}, {"--int16-mode", &mode16_arg},
+                        {"--dtype", &dtype}};
   for (int i = 0; i < argc; ++i) {
     const int taken = take_value(io, opts, sizeof opts / sizeof opts[0], argc, argv, &i);
     if (taken > 0) return taken;
@@ -822,8 +977,15 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (!identifier) return usage_error(io, "plan: --name must be a C identifier, got '" + name + "'");
   if (lang != "c" && lang != "cpp") return usage_error(io, "plan: --lang must be c or cpp");
+  if (dtype != "i8" && dtype != "i16") return usage_error(io, "plan: --dtype must be i8 or i16, got '" + dtype + "'");
+  const bool is_i16 = dtype == "i16";
+  if (is_i16 && !mode_arg.empty()) return usage_error(io, "plan: --int8-mode applies to --dtype i8 only");
+  if (!is_i16 && !mode16_arg.empty()) return usage_error(io, "plan: --int16-mode applies to --dtype i16 only");
   tinyattn::Int8Mode int8_mode = tinyattn::Int8Mode::kNative;
   if (std::string e = int8_mode_error(mode_arg, nullptr, &int8_mode); !e.empty()) return usage_error(io, "plan: " + e);
+  tinyattn::Int16Mode int16_mode = tinyattn::Int16Mode::kNative;
+  if (std::string e = int16_mode_error(mode16_arg, nullptr, &int16_mode); !e.empty())
+    return usage_error(io, "plan: " + e);
   float softmax_scale = 0.0f;
   if (!scale_arg.empty()) {
     char* end = nullptr;
@@ -839,12 +1001,20 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   }
   QuantSpec qspec;
   if (!parse_qparams(qparams, &qspec, &error)) return usage_error(io, error);
-  if (!(error = int8_mode_error(mode_arg, &qspec, &int8_mode)).empty()) return usage_error(io, "plan: " + error);
-  tinyattn::Int8Scheme scheme = scheme_of(qspec, int8_mode);
-  if (!scale_arg.empty()) scheme.softmax_scale = softmax_scale;
   tinyattn::Dims d{1, 1, static_cast<size_t>(dk), 1};
   d.hq = static_cast<size_t>(hq);
   d.hkv = static_cast<size_t>(hkv);
+  if (is_i16) {
+    if (!(error = int16_mode_error(mode16_arg, &qspec, &int16_mode)).empty()) return usage_error(io, "plan: " + error);
+    std::string cmdline = "tinyattn plan --dtype i16 --dk " + dk_arg + " --heads " + heads + " --qparams " + qparams;
+    if (!scale_arg.empty()) cmdline += " --scale " + scale_arg;
+    if (!mode16_arg.empty()) cmdline += " --int16-mode " + mode16_arg;
+    for (size_t at; (at = cmdline.find("*/")) != std::string::npos;) cmdline.replace(at, 2, "* /");  // stay a comment
+    return print_plan_int16(io, d, qspec, int16_mode, scale_arg, softmax_scale, cmdline, name, lang == "c", out);
+  }
+  if (!(error = int8_mode_error(mode_arg, &qspec, &int8_mode)).empty()) return usage_error(io, "plan: " + error);
+  tinyattn::Int8Scheme scheme = scheme_of(qspec, int8_mode);
+  if (!scale_arg.empty()) scheme.softmax_scale = softmax_scale;
   std::vector<tinyattn::Int8HeadPlan> plans(d.hq);
   const tinyattn::Status st = tinyattn::plan_int8(d, scheme, plans.data(), plans.size());
   if (st != tinyattn::Status::kOk)
