@@ -7,7 +7,7 @@
 // UINT32_MAX, offsets, keep bytes, keep bits and bias with any head stride),
 // options (any scale and softcap bit pattern with and without their flags,
 // any port value), score stages, fp16 compute modes, backward modes, int8
-// schemes and plans, workspaces of any claimed size, and each pointer null,
+// and int16 schemes and plans, workspaces of any claimed size, and each pointer null,
 // valid, off alignment or moved onto another buffer, inside one pool whose
 // gaps are guard bytes. Tensor values come from ordinary numbers and from
 // NaN/inf/FLT_MAX/subnormals. The KV cache: configs with any field (a dtype
@@ -33,7 +33,7 @@
 //    tolerances, softmax rows with the weights', backward gradients within
 //    2e-5 of the magnitude of their terms (backward_term_scales);
 //  * size functions equal the C++ formulas and the macros, names are never
-//    null, conversions are the C++ ones, the self-tests pass;
+//    null, conversions are the C++ ones, the self-tests pass (fp32, int8, int16);
 //  * KV cache: each status is the one tinyattn_c.h gives or, past the C
 //    API's own checks, the C++ core's (tinyattn/kv_cache.h's detail::
 //    kv_cache_* and kv_int8_*, which KvCache runs) on a copy of the pool
@@ -1117,6 +1117,7 @@ void fuzz_sizes_and_names(Bytes& in) {
   FUZZ_REQUIRE(tinyattn_forward_f16_workspace_bytes(&d, with_weights) == tinyattn::forward_f16_workspace_bytes(cd, ww));
   FUZZ_REQUIRE(tinyattn_forward_i8_workspace_bytes(&d) == tinyattn::forward_i8_workspace_bytes(cd));
   FUZZ_REQUIRE(tinyattn_forward_i8_tflite_workspace_bytes(&d) == tinyattn::forward_i8_tflite_workspace_bytes(cd));
+  FUZZ_REQUIRE(tinyattn_forward_i16_workspace_bytes(&d) == tinyattn::forward_i16_workspace_bytes(cd));
   FUZZ_REQUIRE(tinyattn_backward_workspace_bytes(&d, mode) ==
                tinyattn::backward_workspace_bytes(cd, mode == TINYATTN_BACKWARD_RECOMPUTE
                                                           ? tinyattn::BackwardMode::kRecompute
@@ -1128,11 +1129,13 @@ void fuzz_sizes_and_names(Bytes& in) {
     FUZZ_REQUIRE(TINYATTN_FORWARD_I8_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv) == tinyattn::forward_i8_workspace_bytes(cd));
     FUZZ_REQUIRE(TINYATTN_FORWARD_I8_TFLITE_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv) ==
                  tinyattn::forward_i8_tflite_workspace_bytes(cd));
+    FUZZ_REQUIRE(TINYATTN_FORWARD_I16_WORKSPACE_BYTES(d.n, d.m, d.dk, d.dv) == tinyattn::forward_i16_workspace_bytes(cd));
   }
   FUZZ_REQUIRE(tinyattn_forward_workspace_bytes(nullptr, 1, scratch) == 0);
   FUZZ_REQUIRE(tinyattn_forward_f16_workspace_bytes(nullptr, 1) == 0);
   FUZZ_REQUIRE(tinyattn_forward_i8_workspace_bytes(nullptr) == 0);
   FUZZ_REQUIRE(tinyattn_forward_i8_tflite_workspace_bytes(nullptr) == 0);
+  FUZZ_REQUIRE(tinyattn_forward_i16_workspace_bytes(nullptr) == 0);
   FUZZ_REQUIRE(tinyattn_backward_workspace_bytes(nullptr, mode) == 0);
 
   // Names and conversions: never null, the C++ values.
@@ -1192,6 +1195,198 @@ void fuzz_selftest(Bytes& in) {
   }
   if (int8) FUZZ_REQUIRE(report8.passed == 1 && report8.count > 0 && report8.failures == 0);
   else FUZZ_REQUIRE(report.passed == 1 && report.count > 0 && report.failures == 0);
+}
+
+// ---- int16 ----------------------------------------------------------------------
+
+// An int16 scheme whose every field comes from the input: the quantization
+// values (zero points mostly 0, the symmetric form; a nonzero one must be
+// refused), per-head entries for Q, K, V and Y, the softmax scale, and the
+// mode: a quarter TFLite (scores as Y's), a few a mode outside the enum.
+void any_scheme16(Bytes& in, const Shape& sh, QuantValues* qv, tinyattn_int16_scheme* scheme) {
+  fill_quant(in, qv);
+  for (size_t x = 0; x < kQuantValues; ++x)
+    if (!fault(in, 16)) qv->zero[x] = 0;
+  std::memset(scheme, 0, sizeof *scheme);
+  scheme->q = any_quant(in, *qv, sh.c.hq);
+  scheme->k = any_quant(in, *qv, sh.c.hkv);
+  scheme->v = any_quant(in, *qv, sh.c.hkv);
+  scheme->y = any_quant(in, *qv, sh.c.hq);
+  scheme->use_softmax_scale = fault(in, 64) ? 1 : 0;
+  scheme->softmax_scale = any_float(in);
+  const uint8_t pick_mode = in.u8();
+  if (pick_mode < 64) scheme->mode = TINYATTN_INT16_MODE_TFLITE;
+  else if (pick_mode < 68) set_enum(&scheme->mode, static_cast<int32_t>(in.u32() | 2u));  // never 0 or 1
+  scheme->scores = scheme->y;
+}
+
+tinyattn::Int16Scheme scheme16_of(const tinyattn_int16_scheme& c) {
+  auto quant = [](const tinyattn_quant_params& q) {
+    tinyattn::QuantParams r;
+    r.scale = q.scale;
+    r.zero_point = q.zero_point;
+    r.count = q.count == 0 ? 1 : q.count;
+    return r;
+  };
+  tinyattn::Int16Scheme s;
+  s.q = quant(c.q);
+  s.k = quant(c.k);
+  s.v = quant(c.v);
+  s.y = quant(c.y);
+  s.scores = quant(c.scores);
+  s.mode = raw(c.mode) == TINYATTN_INT16_MODE_TFLITE ? tinyattn::Int16Mode::kTflite : tinyattn::Int16Mode::kNative;
+  if (c.use_softmax_scale) s.softmax_scale = c.softmax_scale;
+  return s;
+}
+
+void fuzz_forward_i16(Bytes& in) {
+  const Shape sh = any_shape(in);
+  const Dims& a = sh.alloc;
+  size_t stride_heads = 1;
+  tinyattn_mask mask;
+  any_mask(in, a, &stride_heads, &mask);
+  tinyattn_options opt;
+  any_options(in, &opt);
+  const bool with_weights = in.chance(128);
+  const size_t ws_real = tinyattn::forward_i16_workspace_bytes(a);
+  const size_t ws_bytes = any_ws_bytes(in, tinyattn_forward_i16_workspace_bytes(&sh.c));
+
+  Pool p;
+  const int bq = p.add(a.q_elems() * 2), bk = p.add(a.k_elems() * 2), bv = p.add(a.v_elems() * 2);
+  const int by = p.add(a.y_elems() * 2), bw = p.add(a.weight_elems() * 2), bws = p.add(ws_real);
+  tinyattn_int16_head_plan plans[6];  // Hq + 2 at most; its own array, aligned, as the scales
+  const MaskBuffers mb = add_mask_buffers(p, mask, a, stride_heads);
+  p.shuffle(in);
+  p.allocate();
+  fill_masks(in, p, mb, false, in.u32());
+  const int filled[] = {bq, bk, bv};
+  const size_t filled_elems[] = {a.q_elems(), a.k_elems(), a.v_elems()};
+  for (size_t f = 0; f < 3; ++f) {
+    const uint32_t seed = in.u32();
+    const bool extremes = fault(in, 48);  // -32768 and 32767 only: the largest scores
+    for (size_t e = 0; e < filled_elems[f]; ++e) {
+      const int16_t x = extremes ? ((seed >> (e % 32)) & 1 ? int16_t{32767} : int16_t{-32768})
+                                 : static_cast<int16_t>((seed + e * 2654435761u) >> 11);
+      std::memcpy(p.ptr(filled[f]) + 2 * e, &x, sizeof x);
+    }
+  }
+  QuantValues qv;
+  tinyattn_int16_scheme scheme;
+  any_scheme16(in, sh, &qv, &scheme);
+  const size_t capacity = fault(in, 24) ? in.range(0, a.hq + 2) : a.hq;
+
+  // Plans from plan_int16 when it accepts the scheme, else arbitrary fields.
+  if (tinyattn_plan_int16(&sh.c, &scheme, plans, capacity) != TINYATTN_OK || fault(in, 24)) {
+    for (size_t x = 0; x < sizeof plans; ++x) reinterpret_cast<unsigned char*>(plans)[x] = in.u8();
+  }
+  const size_t plan_count = fault(in, 24) ? in.range(0, a.hq + 2) : a.hq;
+  tinyattn_forward_io_i16 io = {pick<const int16_t>(in, p, bq), pick<const int16_t>(in, p, bk),
+                                pick<const int16_t>(in, p, bv), pick<int16_t>(in, p, by),
+                                with_weights ? pick<uint16_t>(in, p, bw) : nullptr};
+  attach_masks(in, p, mb, &mask);
+  void* ws = pick<void>(in, p, bws);
+  const tinyattn_int16_head_plan* plans_arg = fault(in, 4) ? nullptr : plans;
+  const uint8_t nulls = static_cast<uint8_t>(255 - in.u8());
+  const tinyattn_dims* dims_arg = nulls == 0 ? nullptr : &sh.c;
+  const tinyattn_forward_io_i16* io_arg = nulls == 1 ? nullptr : &io;
+  const tinyattn_mask* mask_arg = nulls == 2 ? nullptr : &mask;
+  const tinyattn_options* opt_arg = nulls == 3 || nulls == 4 ? nullptr : &opt;
+
+  Pool p2 = p;
+  std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
+  std::memcpy(p2.base(), before.data(), p.bytes());
+  const tinyattn_status s =
+      tinyattn_forward_i16(dims_arg, io_arg, plans_arg, plan_count, ws, ws_bytes, mask_arg, opt_arg);
+  const bool c_refuses = !dims_arg || !io_arg || !mask_enums_in_range(mask_arg) ||
+                         (opt_arg && !port_in_range(raw(opt.port)));
+  if (!c_status_holds(p, before, s, c_refuses, mask_arg, sh.c.m)) return;
+  tinyattn::ForwardIoI16 cio;
+  cio.q = twin(io.q, p, p2);
+  cio.k = twin(io.k, p, p2);
+  cio.v = twin(io.v, p, p2);
+  cio.y = twin(io.y, p, p2);
+  cio.weights = twin(io.weights, p, p2);
+  const tinyattn::Int16Plan cplan{reinterpret_cast<const tinyattn::Int16HeadPlan*>(plans_arg), plan_count};
+  const Status cs = tinyattn::forward_i16(dims_of(sh.c), cio, cplan, tinyattn::Workspace{twin(ws, p, p2), ws_bytes},
+                                          mask_of(mask_arg, sh.c.m, p, p2), options_of(opt_arg));
+  FUZZ_REQUIRE(static_cast<int>(s) == static_cast<int>(cs));
+  if (s != TINYATTN_OK) return;
+  FUZZ_REQUIRE(std::memcmp(p.base(), p2.base(), p.bytes()) == 0);
+  // Q0.15 weights (TFLite heads: the int16 softmax tensor): each at most 2^15.
+  if (io.weights && !p.moved())
+    for (size_t x = 0; x < dims_of(sh.c).weight_elems(); ++x) FUZZ_REQUIRE(io.weights[x] <= TINYATTN_PROB_ONE);
+}
+
+void fuzz_plan_int16(Bytes& in) {
+  // The scheme's fields through the C and C++ planners: the same status and plans.
+  const Shape sh = any_shape(in);
+  Pool p;
+  const int bplans = p.add((sh.alloc.hq + 2) * sizeof(tinyattn_int16_head_plan));
+  p.allocate();
+  QuantValues qv;
+  tinyattn_int16_scheme scheme;
+  any_scheme16(in, sh, &qv, &scheme);
+  const size_t capacity = fault(in, 24) ? in.range(0, sh.alloc.hq + 2) : sh.alloc.hq;
+  auto* plans = reinterpret_cast<tinyattn_int16_head_plan*>(p.ptr(bplans));
+  const bool null_dims = fault(in, 4), null_scheme = fault(in, 4), null_plans = fault(in, 4);
+
+  std::vector<unsigned char> before(p.base(), p.base() + p.bytes());
+  const tinyattn_status s = tinyattn_plan_int16(null_dims ? nullptr : &sh.c, null_scheme ? nullptr : &scheme,
+                                                null_plans ? nullptr : plans, capacity);
+  require_status(s);
+  if (s != TINYATTN_OK) FUZZ_REQUIRE(unchanged(p, before));
+  if (null_dims || null_scheme) {
+    FUZZ_REQUIRE(s == TINYATTN_NULL_POINTER);
+  } else if (raw(scheme.mode) != TINYATTN_INT16_MODE_NATIVE && raw(scheme.mode) != TINYATTN_INT16_MODE_TFLITE) {
+    FUZZ_REQUIRE(s == TINYATTN_UNSUPPORTED);  // refused in C before it becomes an Int16Mode
+  } else {
+    std::vector<tinyattn::Int16HeadPlan> cplans(capacity + 1);
+    const Status cst =
+        tinyattn::plan_int16(dims_of(sh.c), scheme16_of(scheme), null_plans ? nullptr : cplans.data(), capacity);
+    FUZZ_REQUIRE(static_cast<int>(s) == static_cast<int>(cst));
+    if (s == TINYATTN_OK) {
+      FUZZ_REQUIRE(std::memcmp(plans, cplans.data(), sh.c.hq * sizeof(tinyattn_int16_head_plan)) == 0);
+      for (size_t h = 0; h < sh.c.hq; ++h) FUZZ_REQUIRE(tinyattn_validate_int16_head_plan(&plans[h]) == TINYATTN_OK);
+    }
+  }
+  // A plan of any bytes: the C and C++ validation agree.
+  tinyattn_int16_head_plan plan;
+  for (size_t x = 0; x < sizeof plan; ++x) reinterpret_cast<unsigned char*>(&plan)[x] = in.u8();
+  const tinyattn_status v = tinyattn_validate_int16_head_plan(fault(in, 8) ? nullptr : &plan);
+  require_status(v);
+  if (v != TINYATTN_NULL_POINTER) {
+    tinyattn::Int16HeadPlan cplan;
+    std::memcpy(static_cast<void*>(&cplan), &plan, sizeof plan);
+    FUZZ_REQUIRE(static_cast<int>(v) == static_cast<int>(tinyattn::validate(cplan)));
+  }
+}
+
+void fuzz_selftest_int16(Bytes& in) {
+  // The int16 self-test's argument checks every time; a full run now and then.
+  const auto port = enum_arg<tinyattn_port>(in, TINYATTN_PORT_COUNT);
+  const auto format = enum_arg<tinyattn_selftest_format>(in, 4);
+  const bool null_report = fault(in, 32), run = fault(in, 16);
+  const bool args_ok = port_in_range(raw(port)) && raw(format) >= 0 && raw(format) <= TINYATTN_SELFTEST_BOTH;
+  if (args_ok && !null_report && !run) return;
+  static tinyattn_selftest_i16_report report;
+  std::memset(&report, 0x5A, sizeof report);
+  g_text_bytes = 0;
+  tinyattn_write_fn write = in.chance(128) ? count_text : nullptr;
+  const tinyattn_status s = tinyattn_selftest_int16(null_report ? nullptr : &report, port, write, format);
+  require_status(s);
+  if (null_report || !args_ok) {  // refused before it runs: nothing written, nothing printed
+    FUZZ_REQUIRE(s != TINYATTN_OK && g_text_bytes == 0);
+    if (null_report) FUZZ_REQUIRE(s == TINYATTN_NULL_POINTER);
+    const auto* r = reinterpret_cast<const unsigned char*>(&report);
+    for (size_t x = 0; x < sizeof report; ++x) FUZZ_REQUIRE(r[x] == 0x5A);
+    return;
+  }
+  if (s != TINYATTN_OK) {
+    FUZZ_REQUIRE(s == TINYATTN_PORT_UNAVAILABLE &&
+                 !tinyattn::port_compiled(static_cast<tinyattn::Port>(raw(port))));
+    return;
+  }
+  FUZZ_REQUIRE(report.passed == 1 && report.count > 0 && report.failures == 0);
 }
 
 // ---- KV cache and RoPE ----------------------------------------------------------
@@ -1775,7 +1970,16 @@ void fuzz_kv_sequence(Bytes& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data, size);
-  switch (in.u8() % 14) {
+  // The first byte's top values pick the int16 entry points; the others keep
+  // the targets they always had (the committed inputs' paths stay the same).
+  const uint8_t target = in.u8();
+  if (target >= 252) {
+    if (target <= 253) fuzz_forward_i16(in);
+    else if (target == 254) fuzz_plan_int16(in);
+    else fuzz_selftest_int16(in);
+    return 0;
+  }
+  switch (target % 14) {
     case 0: fuzz_forward(in); break;
     case 1: fuzz_forward_f16(in); break;
     case 2: fuzz_forward_i8(in); break;
