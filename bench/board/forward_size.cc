@@ -5,15 +5,25 @@
 // plan made offline (set_plan: integers only, no floating point linked in);
 // with -DTINYATTN_SIZE_TFLITE as well, AttentionI8 in Int8Mode::kTflite
 // alone, on a TFLite plan made offline (plan_int8's for scales 1/64 and
-// score scale 1/8).
-#ifdef TINYATTN_SIZE_INT8
+// score scale 1/8). -DTINYATTN_SIZE_INT16 (with or without
+// -DTINYATTN_SIZE_TFLITE): AttentionI16 in either mode, likewise on an
+// offline plan.
+#if defined(TINYATTN_SIZE_INT16)
+#include "tinyattn/quant_i16.h"
+#elif defined(TINYATTN_SIZE_INT8)
 #include "tinyattn/quant.h"
 #else
 #include "tinyattn/tinyattn.h"
 #endif
 
 namespace {
-#if defined(TINYATTN_SIZE_INT8) && defined(TINYATTN_SIZE_TFLITE)
+#if defined(TINYATTN_SIZE_INT16) && defined(TINYATTN_SIZE_TFLITE)
+using Attn = tinyattn::AttentionI16<tinyattn::Shape<16, 16, 32, 32>, tinyattn::Int16Mode::kTflite>;
+using Elem = int16_t;
+#elif defined(TINYATTN_SIZE_INT16)
+using Attn = tinyattn::AttentionI16<tinyattn::Shape<16, 16, 32, 32>>;
+using Elem = int16_t;
+#elif defined(TINYATTN_SIZE_INT8) && defined(TINYATTN_SIZE_TFLITE)
 using Attn = tinyattn::AttentionI8<tinyattn::Shape<16, 16, 32, 32>, tinyattn::Int8Mode::kTflite>;
 using Elem = int8_t;
 #elif defined(TINYATTN_SIZE_INT8)
@@ -33,7 +43,7 @@ Attn::Y y;
 }  // namespace
 
 // The inputs are not known at link time, so nothing can be folded away.
-#ifdef TINYATTN_SIZE_INT8
+#if defined(TINYATTN_SIZE_INT8) || defined(TINYATTN_SIZE_INT16)
 volatile Elem input_seed = 64;
 #else
 volatile Elem input_seed = 0.5f;
@@ -45,7 +55,20 @@ int main() {
   y[0] = static_cast<Elem>(q[0] + k[0] + v[0]);
   return y[0] > 0 ? 0 : 1;
 #else
-#ifdef TINYATTN_SIZE_INT8
+#if defined(TINYATTN_SIZE_INT16)
+  // A valid plan given as integers, as one computed offline would be.
+  std::array<tinyattn::Int16HeadPlan, 1> plan{};
+#ifdef TINYATTN_SIZE_TFLITE
+  plan[0].mode = tinyattn::Int16Mode::kTflite;
+  plan[0].tflite.scores = {1073741824, -8};
+  plan[0].tflite.beta = {1518500224, 6};
+  plan[0].tflite.output = {1073741824, -7};
+#else
+  plan[0].logit = {1581110316, 34};
+  plan[0].output = {1073741824, 45};
+#endif
+  attn.set_plan(plan);
+#elif defined(TINYATTN_SIZE_INT8)
   // A valid plan given as integers, as one computed offline would be.
   std::array<tinyattn::Int8HeadPlan, 1> plan{};
 #ifdef TINYATTN_SIZE_TFLITE

@@ -69,3 +69,26 @@ table="$OUT/size.md"
   echo '```'
 } >"$table"
 cat "$table"
+
+# The int16 path beside int8: AttentionI16 of the same shape in each mode
+# alone, on offline plans, per default port; written to $OUT/size_i16.md.
+table16="$OUT/size_i16.md"
+{
+  echo "| -Os, --gc-sections, .text bytes of one shape (16,16,32,32) | int8 forward | int8 TFLite mode alone | int16 forward | int16 TFLite 16x8 mode alone |"
+  echo "|---|---:|---:|---:|---:|"
+  for bp in "m4 cortex-m4-size scalar" "m4 cortex-m4-size dsp" "m55 cortex-m55-size mve"; do
+    # shellcheck disable=SC2086
+    set -- $bp
+    for img in size_forward_i16 size_empty_i16 size_forward_tflite16; do
+      BOARD_TREE=$3 BOARD_CMAKE_ARGS=-DTINYATTN_DEFAULT_PORT=$3 board_build "$2" "$img" "$OUT/${img}_${1}_$3.elf"
+    done
+    e8=$(text "$OUT/size_empty_i8_${1}_$3.elf")
+    e16=$(text "$OUT/size_empty_i16_${1}_$3.elf")
+    case $1 in m4) core="Cortex-M4F" ;; m55) core="Cortex-M55" ;; esac
+    echo "| $core, $3 port | $(($(text "$OUT/size_forward_i8_${1}_$3.elf") - e8)) |" \
+      "$(($(text "$OUT/size_forward_tflite_${1}_$3.elf") - e8)) |" \
+      "$(($(text "$OUT/size_forward_i16_${1}_$3.elf") - e16)) |" \
+      "$(($(text "$OUT/size_forward_tflite16_${1}_$3.elf") - e16)) |"
+  done
+} >"$table16"
+cat "$table16"
