@@ -53,6 +53,15 @@ const KernelsI16* port_kernels_i16<Port::kMve>();
 template <>
 const KernelsI16* port_kernels_i16<Port::kDsp>();
 
+// The TFLite-16 kernels (KernelsI16Tflite) of the ports that have them:
+constexpr bool port_has_tflite_i16(Port p) { return p == Port::kDsp || p == Port::kMve; }
+template <Port P>
+const KernelsI16Tflite* port_tflite_kernels_i16();
+template <>
+const KernelsI16Tflite* port_tflite_kernels_i16<Port::kDsp>();
+template <>
+const KernelsI16Tflite* port_tflite_kernels_i16<Port::kMve>();
+
 // Every port also defines, for each square fixed extent E = fixed_extent(w,
 // w), the table Attention<S>'s plain call attn(q, k, v, y) of that extent
 // on full blocks runs on when the port is the default

@@ -15,6 +15,15 @@ const KernelsI16* table_i16() {
   }
 }
 
+template <Port P>
+const KernelsI16Tflite* tflite_table_i16() {
+  if constexpr (registry::built(P) && port_has_tflite_i16(P)) {
+    return port_tflite_kernels_i16<P>();
+  } else {
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 const KernelsI16* default_kernels_i16() { return table_i16<Port::TINYATTN_DEFAULT_PORT>(); }
@@ -26,6 +35,21 @@ const KernelsI16* kernels_i16(Port port) {
 #define TINYATTN_PORT_CASE(e, name, fused, int8) \
   case Port::e:                                  \
     return table_i16<Port::e>();
+    TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
+#undef TINYATTN_PORT_CASE
+    default: return nullptr;
+  }
+}
+
+const KernelsI16Tflite* default_tflite_kernels_i16() { return tflite_table_i16<Port::TINYATTN_DEFAULT_PORT>(); }
+
+const KernelsI16Tflite* tflite_kernels_i16(Port port) {
+  if (port == Port::kDefault) port = default_port();
+  if (!port_compiled(port)) return nullptr;
+  switch (port) {
+#define TINYATTN_PORT_CASE(e, name, fused, int8) \
+  case Port::e:                                  \
+    return tflite_table_i16<Port::e>();
     TINYATTN_PORT_LIST(TINYATTN_PORT_CASE)
 #undef TINYATTN_PORT_CASE
     default: return nullptr;

@@ -241,6 +241,17 @@ TINYATTN_NOINLINE int32_t tflite_softmax(int32_t* x, size_t n, int32_t max, Tfli
   return total;
 }
 
+// tflite_softmax on the port's TFLite-16 kernels (in a frame of its own, as
+// tflite_softmax: the reciprocal's 64-bit temporaries stay out of
+// tflite_head's).
+TINYATTN_NOINLINE int32_t port_softmax(const KernelsI16Tflite& tk, int32_t* x, size_t n, int32_t max,
+                                       TfliteMultiplier beta) {
+  const int32_t sum = tk.exps(x, n, max, beta, tflite_ops::kTflite16ExpLut);
+  int right_shift = 0;
+  const int32_t reciprocal = tflite_ops::softmax16_reciprocal(sum, &right_shift);
+  return tk.outputs(x, n, reciprocal, right_shift);
+}
+
 // P.V of a row whose weights sum past KernelsI16::weighted_sum's bound: the
 // BatchMatMul's int64 sums, column by column, requantized.
 TINYATTN_NOINLINE void tflite_weighted_sum_i64(const int32_t* p, const int16_t* v, const Dims& d, TfliteMultiplier m,
@@ -256,11 +267,14 @@ TINYATTN_NOINLINE void tflite_weighted_sum_i64(const int32_t* p, const int16_t* 
 // scores over the key range, TFLite's requantization into the int16 score
 // tensor (masked keys -32768), TFLite's int16 softmax over all M keys, P.V
 // over all M keys (the port's exact int32 weighted_sum where the weights
-// keep its contract, else int64) and TFLite's requantization into Y.
-TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const Dims& d, const ForwardIoI16& io,
-                                   const Int16HeadPlan& p, size_t h, const Mask& mask, int64_t* s, int32_t* x,
-                                   int32_t* acc) {
+// keep its contract, else int64) and TFLite's requantization into Y. The
+// per-element steps run the port's TFLite-16 kernels tk where it has them
+// (kernels_i16.h), otherwise tflite16_ops.h's.
+TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const KernelsI16Tflite* tk, const Dims& d,
+                                   const ForwardIoI16& io, const Int16HeadPlan& p, size_t h, const Mask& mask,
+                                   int64_t* s, int32_t* x, int32_t* acc) {
   const TfliteParamsI16& t = p.tflite;
+  const bool element_masks = mask.keep || mask.keep_bits;
   const size_t kv_head = h / d.group();
   const int16_t* k_head = io.k + kv_head * d.m * d.dk;
   const int16_t* v_head = io.v + kv_head * d.m * d.dv;
@@ -268,8 +282,16 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const Dims& d, const 
     const size_t row = h * d.n + i;
     const KeyRange r = key_range(mask, i, d.n, d.m);
     if (r.size()) kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, s);
-    const int32_t max = tflite_scores(s, d, mask, h, i, r, t.scores, x);
-    const int32_t total = tflite_softmax(x, d.m, max, t.beta);
+    int32_t total = 0;
+    if (tk && !element_masks) {
+      for (size_t j = 0; j < r.lo; ++j) x[j] = -32768;
+      for (size_t j = r.hi; j < d.m; ++j) x[j] = -32768;
+      const int32_t max = r.size() ? tk->requantize(s, r.size(), t.scores, x + r.lo) : -32768;
+      total = port_softmax(*tk, x, d.m, max, t.beta);
+    } else {
+      const int32_t max = tflite_scores(s, d, mask, h, i, r, t.scores, x);
+      total = tflite_softmax(x, d.m, max, t.beta);
+    }
     if (io.weights)
       for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(x[j]);
     int16_t* y_row = io.y + row * d.dv;
@@ -280,7 +302,10 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const Dims& d, const 
       continue;
     }
     kern.weighted_sum(x, v_head, d.dv, d.m, d.dv, acc);
-    for (size_t c = 0; c < d.dv; ++c) y_row[c] = static_cast<int16_t>(tflite_ops::requantize_i16(acc[c], t.output));
+    if (tk)
+      tk->requantize_y(acc, d.dv, t.output, y_row);
+    else
+      for (size_t c = 0; c < d.dv; ++c) y_row[c] = static_cast<int16_t>(tflite_ops::requantize_i16(acc[c], t.output));
   }
 }
 
@@ -288,8 +313,8 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const Dims& d, const 
 // plan runs forward_i16_validated on that head alone (its Q, K, V, Y,
 // weights and keep mask), so the native loop is the same code either way.
 template <unsigned kModes>
-void run_tflite_heads(const KernelsI16& kern, const Dims& d, const ForwardIoI16& io, const Int16Plan& plan,
-                      Workspace ws, const Mask& mask) {
+void run_tflite_heads(const KernelsI16& kern, const KernelsI16Tflite* tk, const Dims& d, const ForwardIoI16& io,
+                      const Int16Plan& plan, Workspace ws, const Mask& mask) {
   // The workspace rows of forward_i16_validated: M int64 scores, M int32
   // (scores, exps, weights), Dv int32 sums.
   int64_t* s = reinterpret_cast<int64_t*>(detail::workspace_floats(ws));
@@ -298,7 +323,7 @@ void run_tflite_heads(const KernelsI16& kern, const Dims& d, const ForwardIoI16&
   for (size_t h = 0; h < d.hq; ++h) {
     const Int16HeadPlan& p = plan.heads[h];
     if (p.mode == Int16Mode::kTflite) {
-      tflite_head(kern, d, io, p, h, mask, s, x, acc);
+      tflite_head(kern, tk, d, io, p, h, mask, s, x, acc);
       continue;
     }
     if constexpr (runs(kModes, Int16Mode::kNative)) {
@@ -375,7 +400,7 @@ Status forward_i16(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan,
   bool tflite = false;
   for (size_t h = 0; h < d.hq; ++h) tflite = tflite || plan.heads[h].mode == Int16Mode::kTflite;
   if (tflite)
-    run_tflite_heads<kBothModes>(*kern, d, io, plan, ws, mask);
+    run_tflite_heads<kBothModes>(*kern, tflite_kernels_i16(o.port), d, io, plan, ws, mask);
   else
     detail::forward_i16_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;
@@ -398,7 +423,7 @@ Status detail::forward_i16_default_port(const Dims& d, const ForwardIoI16& io, c
       s != Status::kOk)
     return s;
   if constexpr (kMode == Int16Mode::kTflite)
-    run_tflite_heads<kTfliteOnly>(*kern, d, io, plan, ws, mask);
+    run_tflite_heads<kTfliteOnly>(*kern, default_tflite_kernels_i16(), d, io, plan, ws, mask);
   else
     detail::forward_i16_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;

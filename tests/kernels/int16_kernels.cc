@@ -12,6 +12,7 @@
 #include "support.h"
 #include "tatest.h"
 #include "test_env.h"
+#include "tflite16_ops.h"
 #include "tinyattn/kernels_i16.h"
 
 using namespace tinyattn;
@@ -463,5 +464,284 @@ TA_CASE("int16 kernels: requantize at every output shift, ties and saturation in
     TA_CHECK_MSG(saturated > 0 && inside > 0, "%s/%s: %zu saturated, %zu inside", k.port, k.simd_target(),
                  saturated, inside);
     TA_CHECK_MSG(overrun == 0, "%s/%s: requantize wrote outside y[0, n) %zu times", k.port, k.simd_target(), overrun);
+  }
+}
+
+// ---------------------------------------------------------------- TFLite mode
+//
+// The optional entries of Int16Mode::kTflite, on the tables that have them
+// (tflite_kernels_i16), against lib/src/tflite16_ops.h (the golden vectors
+// hold that to TFLite's definitions).
+
+namespace {
+
+int32_t random_i32(Rng& rng) { return static_cast<int32_t>(static_cast<uint32_t>(rng.next_u64())); }
+
+// A valid multiplier (>= 2^30), the extremes and the 16-bit rounding's edge often.
+int32_t random_tflite_multiplier(Rng& rng) {
+  switch (rng.next_u64() % 7) {
+    case 0: return 1 << 30;
+    case 1: return INT32_MAX;
+    case 2: return 0x7FFF0000 - 1 + static_cast<int32_t>(rng.next_u64() % 2);
+    case 3: return (1 << 30) + (1 << 15) * static_cast<int32_t>(rng.next_u64() % (1 << 15)) - 1 +
+                   static_cast<int32_t>(rng.next_u64() % 3);  // the rounding's ties
+    default: return (1 << 30) + static_cast<int32_t>(rng.next_u64() % (uint64_t{1} << 30));
+  }
+}
+
+// tflite16_ops.h's multiplier rounded to 16 bits.
+int64_t reduced_multiplier(TfliteMultiplier m) {
+  return m.multiplier < 0x7FFF0000 ? (int64_t{m.multiplier} + (1 << 15)) >> 16 : 0x7FFF;
+}
+
+// An int64 sum (|x| < 2^47) for requantize at m: random magnitudes, the
+// extremes, ties of the rounding, and sums whose requantized value lies
+// near the int16 clamp, 2^31 and 2^32 (the int32 wrap), either sign.
+int64_t tflite16_sum(Rng& rng, TfliteMultiplier m) {
+  constexpr int64_t kLimit = (int64_t{1} << 47) - 1;
+  const int64_t r = reduced_multiplier(m);
+  const int t = 15 - m.shift;
+  const int64_t sign = rng.next_u64() % 2 ? 1 : -1;
+  int64_t x;
+  switch (rng.next_u64() % 8) {
+    case 0: x = sign * kLimit; break;
+    case 1: x = static_cast<int64_t>(rng.next_u64() % 5) - 2; break;
+    case 2: {  // y * 2^t / r for a target y around 32767, 2^31 or 2^32, plus a little
+      static const int64_t targets[] = {32767, 32768, int64_t{1} << 31, (int64_t{1} << 31) - 1, int64_t{1} << 32};
+      const int64_t y = targets[rng.next_u64() % 5];
+      if (t - 1 + 33 >= 62 || y >= (kLimit * r) >> t) {  // out of reach at this shift: a random sum
+        x = static_cast<int64_t>(rng.next_u64() >> 17) * sign;
+        break;
+      }
+      x = sign * (((y << t) / r) + static_cast<int64_t>(rng.next_u64() % 5) - 2);
+      break;
+    }
+    case 3: {  // ties: x * r an odd multiple of 2^(t - 1)
+      const int64_t k = static_cast<int64_t>(rng.next_u64() % 2000) * 2 + 1;
+      int p = 0;  // r = 2^p (multiplier 2^30: p = 14) gives ties at k 2^(t - 1 - p)
+      while ((int64_t{1} << p) < r) ++p;
+      x = (int64_t{1} << p) == r && t - 1 >= p ? sign * (k << (t - 1 - p))
+                                               : static_cast<int64_t>(rng.next_u64() >> 17) * sign;
+      break;
+    }
+    default: {
+      const int bits = static_cast<int>(rng.next_u64() % 48);
+      x = sign * static_cast<int64_t>(rng.next_u64() >> (64 - bits > 63 ? 63 : 64 - bits));
+      break;
+    }
+  }
+  return x > kLimit ? kLimit : (x < -kLimit ? -kLimit : x);
+}
+
+// The compiled ports' TFLite-16 tables, where they have one.
+struct Tflite16Ports {
+  const KernelsI16Tflite* tables[tatest::kMaxPorts];
+  const char* names[tatest::kMaxPorts];
+  size_t n = 0;
+  Tflite16Ports() {
+    Ports pl;
+    for (size_t i = 0; i < pl.n; ++i) {
+      if (const KernelsI16Tflite* t = tflite_kernels_i16(pl.ports[i])) {
+        tables[n] = t;
+        names[n++] = port_name(pl.ports[i]);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TA_CASE("int16 kernels: the TFLite-16 tables") {
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI16Tflite* t = tflite_kernels_i16(pl.ports[pi]);
+    TA_CHECK_MSG((t != nullptr) == port_has_tflite_i16(pl.ports[pi]), "%s: TFLite-16 table %s", port_name(pl.ports[pi]),
+                 t ? "present, not declared" : "declared, missing");
+    if (t)
+      TA_CHECK_MSG(t->requantize && t->requantize_y && t->exps && t->outputs, "%s: a null entry",
+                   port_name(pl.ports[pi]));
+    char line[96];
+    format(line, sizeof line, "int16 kernels: %s TFLite-16 kernels: %s\n", port_name(pl.ports[pi]),
+           t ? "own" : "portable");
+    out(line);
+  }
+  TA_CHECK(tflite_kernels_i16(Port::kDefault) == tflite_kernels_i16(default_port()));
+  TA_CHECK(default_tflite_kernels_i16() == tflite_kernels_i16(default_port()));
+}
+
+TA_CASE("int16 kernels: TFLite-16 requantize of int64 and int32 sums, every shift") {
+  Tflite16Ports tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI16Tflite& k = *tp.tables[pi];
+    size_t bad = 0, bad_max = 0, bad_y = 0, overrun = 0, saturated = 0, inside = 0, wrapped = 0;
+    Rng rng(41);
+    for (int32_t shift = -31; shift <= 7; ++shift)
+      for (int trial = 0; trial < 12; ++trial) {
+        const TfliteMultiplier m{trial == 0 ? 1 << 30 : (trial == 1 ? INT32_MAX : random_tflite_multiplier(rng)),
+                                 shift};
+        const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+        Arena::Scope scope;
+        int64_t* s = alloc<int64_t>(n);
+        int32_t* acc = alloc<int32_t>(n);
+        auto out32 = Guarded<int32_t>::make(n, kGuard32);
+        auto y = Guarded<int16_t>::make(n, int16_t{0x5a5a});
+        if (!s || !acc || !out32.base || !y.base) TA_IGNORE("arena too small");
+        int32_t want_max = -32768;
+        for (size_t j = 0; j < n; ++j) {
+          s[j] = tflite16_sum(rng, m);
+          const int32_t want = tflite_ops::requantize_i16(s[j], m);
+          want_max = want > want_max ? want : want_max;
+          saturated += want == -32768 || want == 32767;
+          inside += want > -32768 && want < 32767;
+          const int32_t unclamped = tflite_ops::multiply_by_quantized_multiplier_64(s[j], m);
+          wrapped += (s[j] > 0) != (unclamped > 0) && unclamped != 0;
+          switch (rng.next_u64() % 3) {
+            case 0: acc[j] = j % 2 ? INT32_MAX : INT32_MIN; break;
+            case 1: acc[j] = static_cast<int32_t>(rng.next_u64() % 200001) - 100000; break;
+            default: acc[j] = random_i32(rng); break;
+          }
+        }
+        const int32_t got_max = k.requantize(s, n, m, out32.data());
+        k.requantize_y(acc, n, m, y.data());
+        for (size_t j = 0; j < n; ++j) {
+          bad += out32.data()[j] != tflite_ops::requantize_i16(s[j], m);
+          bad_y += y.data()[j] != tflite_ops::requantize_i16(acc[j], m);
+        }
+        bad_max += got_max != want_max;
+        overrun += !out32.intact() + !y.intact();
+      }
+    TA_CHECK_MSG(bad == 0, "%s: %zu requantized scores differ", tp.names[pi], bad);
+    TA_CHECK_MSG(bad_max == 0, "%s: %zu wrong maxima", tp.names[pi], bad_max);
+    TA_CHECK_MSG(bad_y == 0, "%s: %zu requantized outputs differ", tp.names[pi], bad_y);
+    TA_CHECK_MSG(saturated > 0 && inside > 0 && wrapped > 0, "%s: %zu saturated, %zu inside, %zu wrapped",
+                 tp.names[pi], saturated, inside, wrapped);
+    TA_CHECK_MSG(overrun == 0, "%s: requantize wrote outside its range %zu times", tp.names[pi], overrun);
+  }
+}
+
+TA_CASE("int16 kernels: TFLite-16 exps over every difference, every beta shift") {
+  Tflite16Ports tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI16Tflite& k = *tp.tables[pi];
+    size_t bad = 0, bad_sum = 0, overrun = 0, calls = 0;
+    Rng rng(42);
+    for (int32_t shift = -31; shift <= 30; ++shift)
+      for (int variant = 0; variant < 3; ++variant) {
+        const TfliteMultiplier beta{variant == 0 ? 1 << 30 : (variant == 1 ? INT32_MAX : random_tflite_multiplier(rng)),
+                                    shift};
+        // Every difference 0..-65535 (max 32767, x from -32768 up) at a few
+        // shifts, a stride through them at the others; then random rows.
+        const bool sweep = shift == -31 || shift == -16 || shift == -8 || shift == 0 || shift == 1 || shift == 30;
+        const int32_t stride = sweep && variant < 2 ? 1 : 61;
+        int32_t v = -32768 + static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(stride));
+        while (v <= 32767) {
+          const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+          Arena::Scope scope;
+          auto x = Guarded<int32_t>::make(n, kGuard32);
+          int32_t* want = alloc<int32_t>(n);
+          if (!x.base || !want) TA_IGNORE("arena too small");
+          int32_t want_sum = 0;
+          for (size_t j = 0; j < n; ++j) {
+            x.data()[j] = v <= 32767 ? v : 32767;
+            v += stride;
+            want[j] = tflite_ops::softmax16_exp(x.data()[j] - 32767, beta);
+            want_sum += want[j];
+          }
+          const int32_t got_sum = k.exps(x.data(), n, 32767, beta, tflite_ops::kTflite16ExpLut);
+          bad += std::memcmp(x.data(), want, n * sizeof(int32_t)) != 0;
+          bad_sum += got_sum != want_sum;
+          overrun += !x.intact();
+          ++calls;
+        }
+        for (int trial = 0; trial < 8; ++trial) {
+          const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+          Arena::Scope scope;
+          auto x = Guarded<int32_t>::make(n, kGuard32);
+          int32_t* want = alloc<int32_t>(n);
+          if (!x.base || !want) TA_IGNORE("arena too small");
+          // A row's scores: random, the maximum alone, or all at the maximum
+          // (the largest sum of exps), with the maximum anywhere.
+          const int32_t max = trial % 4 == 0 ? 32767 : -32768 + static_cast<int32_t>(rng.next_u64() % 65536);
+          for (size_t j = 0; j < n; ++j) {
+            const int32_t r = -32768 + static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(max + 32769));
+            x.data()[j] = trial % 3 == 1 ? max : (trial % 3 == 2 ? -32768 : r);
+          }
+          int32_t want_sum = 0;
+          for (size_t j = 0; j < n; ++j) {
+            want[j] = tflite_ops::softmax16_exp(x.data()[j] - max, beta);
+            want_sum += want[j];
+          }
+          const int32_t got_sum = k.exps(x.data(), n, max, beta, tflite_ops::kTflite16ExpLut);
+          bad += std::memcmp(x.data(), want, n * sizeof(int32_t)) != 0;
+          bad_sum += got_sum != want_sum;
+          overrun += !x.intact();
+          ++calls;
+        }
+      }
+    TA_CHECK_MSG(bad == 0, "%s: %zu of %zu exp rows differ", tp.names[pi], bad, calls);
+    TA_CHECK_MSG(bad_sum == 0, "%s: %zu wrong sums", tp.names[pi], bad_sum);
+    TA_CHECK_MSG(overrun == 0, "%s: exps wrote outside x[0, n) %zu times", tp.names[pi], overrun);
+  }
+}
+
+TA_CASE("int16 kernels: TFLite-16 outputs at every right shift, extremes and sums of exps included") {
+  Tflite16Ports tp;
+  for (size_t pi = 0; pi < tp.n; ++pi) {
+    const KernelsI16Tflite& k = *tp.tables[pi];
+    size_t bad = 0, bad_sum = 0, overrun = 0, clamped = 0;
+    Rng rng(43);
+    for (int rs = 14; rs <= 30; ++rs)
+      for (int trial = 0; trial < 20; ++trial) {
+        const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+        const int32_t reciprocal = trial == 0 ? 32767 : (trial == 1 ? 0 : static_cast<int32_t>(rng.next_u64() % 32768));
+        Arena::Scope scope;
+        auto x = Guarded<int32_t>::make(n, kGuard32);
+        int32_t* want = alloc<int32_t>(n);
+        if (!x.base || !want) TA_IGNORE("arena too small");
+        int32_t want_sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          const uint64_t kind = rng.next_u64() % 4;
+          const int32_t small = static_cast<int32_t>(rng.next_u64() % 4);
+          const int32_t any = static_cast<int32_t>(rng.next_u64() % 32768);
+          x.data()[j] = kind == 0 ? 32767 : (kind == 1 ? small : any);
+          want[j] = tflite_ops::softmax16_output(x.data()[j], reciprocal, rs);
+          clamped += want[j] == 32767;
+          want_sum += want[j];
+        }
+        const int32_t got_sum = k.outputs(x.data(), n, reciprocal, rs);
+        bad += std::memcmp(x.data(), want, n * sizeof(int32_t)) != 0;
+        bad_sum += got_sum != want_sum;
+        overrun += !x.intact();
+      }
+    // Rows as the softmax makes them: exps of random scores, their sum's reciprocal.
+    for (int trial = 0; trial < 400; ++trial) {
+      const size_t n = 1 + static_cast<size_t>(rng.next_u64() % kMaxLen);
+      const TfliteMultiplier beta{random_tflite_multiplier(rng), static_cast<int32_t>(rng.next_u64() % 40) - 20};
+      Arena::Scope scope;
+      auto x = Guarded<int32_t>::make(n, kGuard32);
+      int32_t* want = alloc<int32_t>(n);
+      if (!x.base || !want) TA_IGNORE("arena too small");
+      int32_t sum = 0;
+      for (size_t j = 0; j < n; ++j) {
+        const int32_t diff = j == 0 ? 0 : -static_cast<int32_t>(rng.next_u64() % (trial % 2 ? 65536 : 64));
+        x.data()[j] = tflite_ops::softmax16_exp(diff, beta);
+        sum += x.data()[j];
+      }
+      int rs = 0;
+      const int32_t reciprocal = tflite_ops::softmax16_reciprocal(sum, &rs);
+      int32_t want_sum = 0;
+      for (size_t j = 0; j < n; ++j) {
+        want[j] = tflite_ops::softmax16_output(x.data()[j], reciprocal, rs);
+        want_sum += want[j];
+      }
+      const int32_t got_sum = k.outputs(x.data(), n, reciprocal, rs);
+      bad += std::memcmp(x.data(), want, n * sizeof(int32_t)) != 0;
+      bad_sum += got_sum != want_sum;
+      overrun += !x.intact();
+    }
+    TA_CHECK_MSG(bad == 0, "%s: %zu output rows differ", tp.names[pi], bad);
+    TA_CHECK_MSG(bad_sum == 0, "%s: %zu wrong sums", tp.names[pi], bad_sum);
+    TA_CHECK_MSG(clamped > 0, "%s: the clamp at 32767 never reached", tp.names[pi]);
+    TA_CHECK_MSG(overrun == 0, "%s: outputs wrote outside x[0, n) %zu times", tp.names[pi], overrun);
   }
 }

@@ -13,7 +13,8 @@ tinyattn_add_suite(int8_kernels
 tinyattn_add_suite(int16_kernels
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/int16_kernels.cc
   LABELS kernels quant)
-target_include_directories(int16_kernels PRIVATE ${PROJECT_SOURCE_DIR}/ports)
+# lib/src: the TFLite-16 tables against tflite16_ops.h.
+target_include_directories(int16_kernels PRIVATE ${PROJECT_SOURCE_DIR}/ports ${PROJECT_SOURCE_DIR}/lib/src)
 
 # aarch64: the Highway NEON int8 scores use SDOT where the CPU has it (QEMU's
 # max) and the widening int16 path where it does not (cortex-a57, ARMv8.0);

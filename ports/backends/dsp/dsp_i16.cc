@@ -20,6 +20,8 @@
 //    (one holding the whole row) gets 2^16 v_jc added back.
 //  - requantize: one SMLAL per value for the shifts above 32 that
 //    plan_int16 gives, SSAT to clamp.
+//  - i16_tflite-inl.h: the TFLite mode's requantization and softmax passes
+//    (KernelsI16Tflite), in 32-bit words.
 // Unaligned word loads go through memcpy (one LDR on Armv7E-M).
 #include "backends/scalar/scalar.h"
 #include "port.h"
@@ -339,10 +341,29 @@ constexpr KernelsI16 kKernelsI16 = make_table();
 
 }  // namespace
 }  // namespace dsp
+}  // namespace tinyattn
+
+#include "i16_tflite-inl.h"
+
+namespace tinyattn {
+namespace dsp {
+namespace {
+
+// The TFLite mode's kernels (i16_tflite-inl.h), for tflite_kernels_i16.
+constexpr KernelsI16Tflite kKernelsI16Tflite{tflite16_requantize, tflite16_requantize_y, tflite16_exps,
+                                             tflite16_outputs};
+
+}  // namespace
+}  // namespace dsp
 
 template <>
 const KernelsI16* port_kernels_i16<Port::kDsp>() {
   return &dsp::kKernelsI16;
+}
+
+template <>
+const KernelsI16Tflite* port_tflite_kernels_i16<Port::kDsp>() {
+  return &dsp::kKernelsI16Tflite;
 }
 
 }  // namespace tinyattn

@@ -17,6 +17,8 @@
 //    weight against 16 columns widened to int32 (VMLA.S32).
 //  - requantize: VMULH and VRSHL, as the int8 table's (no zero point, clamp
 //    to int16, VSTRH.32 narrows).
+//  - i16_tflite-inl.h: the TFLite mode's requantization (SQRSHRL) and
+//    softmax passes (KernelsI16Tflite).
 // Loops run whole vectors unpredicated and finish with one tail-predicated
 // step, so nothing outside the given ranges is read or written.
 #include "backends/int8_fixed.h"
@@ -42,6 +44,7 @@ inline mve_pred16_t tail32(size_t n, size_t i) { return vctp32q(static_cast<uint
 }  // namespace tinyattn
 
 #include "q30_softmax-inl.h"
+#include "i16_tflite-inl.h"
 
 namespace tinyattn {
 namespace mve {
@@ -415,12 +418,21 @@ constexpr KernelsI16 make_table() {
 }
 constexpr KernelsI16 kKernelsI16 = make_table();
 
+// The TFLite mode's kernels (i16_tflite-inl.h), for tflite_kernels_i16.
+constexpr KernelsI16Tflite kKernelsI16Tflite{tflite16_requantize, tflite16_requantize_y, tflite16_exps,
+                                             tflite16_outputs};
+
 }  // namespace
 }  // namespace mve
 
 template <>
 const KernelsI16* port_kernels_i16<Port::kMve>() {
   return &mve::kKernelsI16;
+}
+
+template <>
+const KernelsI16Tflite* port_tflite_kernels_i16<Port::kMve>() {
+  return &mve::kKernelsI16Tflite;
 }
 
 }  // namespace tinyattn

@@ -47,6 +47,28 @@ struct KernelsI16 {
   void (*requantize)(const int32_t* acc, size_t n, FixedMultiplier output, int16_t* y);
 };
 
+// The per-element steps of Int16Mode::kTflite (lib/src/tflite16_ops.h) a
+// port may run in SIMD: each returns exactly tflite16_ops.h's integers.
+struct KernelsI16Tflite {
+  // out[j] = requantize_i16(s[j], m) for j < n (|s[j]| < 2^47, shift in
+  // [-31, 7]). Returns max_j out[j] (n >= 1).
+  int32_t (*requantize)(const int64_t* s, size_t n, TfliteMultiplier m, int32_t* out);
+
+  // y[c] = requantize_i16(acc[c], m) for c < n.
+  void (*requantize_y)(const int32_t* acc, size_t n, TfliteMultiplier m, int16_t* y);
+
+  // The softmax's exp pass: x[j] = softmax16_exp(x[j] - max, beta) for j < n
+  // (x[j] in [-32768, 32767], max >= x[j], beta as plan_int16 validates it),
+  // exp_lut being TFLite's exp table (kTflite16ExpLut, 513 entries). Returns
+  // sum_j x[j] (n <= kMaxMInt16 keeps it in int32).
+  int32_t (*exps)(int32_t* x, size_t n, int32_t max, TfliteMultiplier beta, const int16_t* exp_lut);
+
+  // The output pass: x[j] = softmax16_output(x[j], reciprocal, right_shift)
+  // for j < n (x[j] and reciprocal in [0, 32767], right_shift in [14, 30]).
+  // Returns sum_j x[j].
+  int32_t (*outputs)(int32_t* x, size_t n, int32_t reciprocal, int right_shift);
+};
+
 // The int16 kernels of a port: its own table where it has one, otherwise the
 // scalar table (same integers, less speed). nullptr if the port is not
 // compiled in. kDefault resolves to the build's default port.
@@ -55,5 +77,10 @@ const KernelsI16* kernels_i16(Port port);
 // kernels_i16(Port::kDefault) bound at compile time: an image that reaches
 // the int16 tables only through this (AttentionI16) links no other port's.
 const KernelsI16* default_kernels_i16();
+
+// The TFLite-16 kernels of a port: nullptr where it has none or is not
+// compiled in (forward_i16 then runs tflite16_ops.h's portable code).
+const KernelsI16Tflite* tflite_kernels_i16(Port port);
+const KernelsI16Tflite* default_tflite_kernels_i16();
 
 }  // namespace tinyattn
