@@ -322,7 +322,8 @@ def check_i8(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True,
         print(f"ok   {name}: Y and A byte-identical to gen_quant_vectors.forward")
 
 
-def check_i16(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, qparams_file=False, data=None):
+def check_i16(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True, qparams_file=False, data=None,
+              dtype="i16"):
     """--dtype i16: Y and the Q0.15 weights value for value against plan() and forward() of
     tools/gen/selftest_i16_vectors.py (the int16 spec in Python integers); Y also within
     docs/quant.md's bound of the float64 softmax."""
@@ -338,7 +339,7 @@ def check_i16(name, dims, qp, flags, mask=None, softmax_scale=None, weights=True
     if qparams_file:
         spec = write(f"{name}_qparams.txt", spec.replace(",", "\n").encode() + b"\n")
     out = lambda suffix: str(WORK / f"{name}_{suffix}.npy")
-    args = ["run", "--dtype", "i16", "--qparams", spec, "--q", files["q"], "--k", files["k"], "--v", files["v"],
+    args = ["run", "--dtype", dtype, "--qparams", spec, "--q", files["q"], "--k", files["k"], "--v", files["v"],
             "--out", out("y"), *flags]
     if weights:
         args += ["--weights", out("a")]
@@ -576,6 +577,7 @@ def run_cases():
     z16 = {t: (qs, [0]) for t, (qs, _) in b16.items()}
     check_i16("i16_plain", (4, 6, 8, 5, 1, 1), b16, ["--scale", "0.25"], softmax_scale=0.25)
     check_i16("i16_default_scale_zero_points_given", (5, 9, 16, 6, 1, 1), z16, [])
+    check_i16("i16_dtype_named_int16", (4, 6, 8, 5, 1, 1), b16, [], dtype="int16")  # the .npy type's name
     # Every port's int16 table gives the same values (lengths past a vector).
     for port in ("scalar", "highway"):
         check_i16(f"i16_port_{port}", (9, 40, 33, 20, 2, 1), b16, ["--heads", "2,1", "--port", port])

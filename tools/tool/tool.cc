@@ -44,6 +44,16 @@
 
 namespace {
 
+// --dtype also takes the names the tool prints for .npy types (int8, int16,
+// float32, float16), so a user who copies them from a message is understood.
+std::string canonical_dtype(const std::string& d) {
+  if (d == "int8") return "i8";
+  if (d == "int16") return "i16";
+  if (d == "float32") return "f32";
+  if (d == "float16") return "f16";
+  return d;
+}
+
 using tinyattn_tool::Array;
 using tinyattn_tool::fail;
 using tinyattn_tool::Io;
@@ -450,6 +460,7 @@ int cmd_run(const Io& io, int argc, char** argv) {
   }
   if (r.q.empty() || r.k.empty() || r.v.empty() || r.out.empty())
     return usage_error(io, "run needs --q, --k, --v and --out");
+  r.dtype = canonical_dtype(r.dtype);
   if (r.dtype != "f32" && r.dtype != "f16" && r.dtype != "i8" && r.dtype != "i16")
     return usage_error(io, "--dtype must be f32, f16, i8 or i16, got '" + r.dtype + "'");
   const bool is_f16 = r.dtype == "f16", is_i8 = r.dtype == "i8", is_i16 = r.dtype == "i16";
@@ -977,6 +988,7 @@ int cmd_plan(const Io& io, int argc, char** argv) {
   for (char c : name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (!identifier) return usage_error(io, "plan: --name must be a C identifier, got '" + name + "'");
   if (lang != "c" && lang != "cpp") return usage_error(io, "plan: --lang must be c or cpp");
+  dtype = canonical_dtype(dtype);
   if (dtype != "i8" && dtype != "i16") return usage_error(io, "plan: --dtype must be i8 or i16, got '" + dtype + "'");
   const bool is_i16 = dtype == "i16";
   if (is_i16 && !mode_arg.empty()) return usage_error(io, "plan: --int8-mode applies to --dtype i8 only");
