@@ -6,6 +6,7 @@
 // No write may leave the given range.
 #include <climits>
 #include <cstring>
+#include <initializer_list>
 
 #include "format.h"
 #include "port.h"

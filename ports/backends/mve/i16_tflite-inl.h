@@ -59,9 +59,10 @@ int32_t tflite16_requantize(const int64_t* s, size_t n, TfliteMultiplier m, int3
 void tflite16_requantize_y(const int32_t* acc, size_t n, TfliteMultiplier m, int16_t* y) {
   const uint32_t reduced = tflite16_reduced(m);
   const int32_t total_shift = 15 - m.shift;
-  for (size_t c = 0; c < n; ++c)
-    y[c] = static_cast<int16_t>(
-        __ssat(static_cast<int32_t>(sqrshrl(int64_t{acc[c]} * static_cast<int32_t>(reduced), total_shift)), 16));
+  for (size_t c = 0; c < n; ++c) {
+    const int32_t wide = static_cast<int32_t>(sqrshrl(int64_t{acc[c]} * static_cast<int32_t>(reduced), total_shift));
+    y[c] = static_cast<int16_t>(__ssat(wide, 16));
+  }
 }
 
 // lut_lookup of four values in [-32768, 32767]: entries u >> 7 and the next
