@@ -359,12 +359,11 @@ inline void finish_softmax_row(const KernelsF32& kern, float* s, size_t n, const
     fill(s, n, e.end == RowEnd::kNoKey ? 0.0f : e.max);
 }
 // A group of rows through the port's softmax_short_rows, where it takes
-// them: false leaves them to the three primitives. One row alone measured
-// faster through those (softmax() at 16 floats: 1.49 against 1.69 ns per
-// element); groups gain 1.2x.
+// them: false leaves them to the three primitives. Groups gain 1.2x over
+// those; one row alone (Highway's kernel for one row) 1.1x.
 inline bool short_rows_in_place(const KernelsF32& kern, float* s, size_t ld, size_t count, size_t n) {
   float max[kExpRowsAtOnce], sum[kExpRowsAtOnce];
-  if (!(count > 1 && n <= kern.short_rows_max && kern.softmax_short_rows &&
+  if (!(n <= kern.short_rows_max && kern.softmax_short_rows &&
         kern.softmax_short_rows(s, ld, count, n, max, sum)))
     return false;
   // Rows with a finite maximum are done; the others as the primitives' path.
@@ -376,16 +375,23 @@ inline bool short_rows_in_place(const KernelsF32& kern, float* s, size_t ld, siz
   }
   return true;
 }
-// One row: softmax_rows_in_place's path for rows == 1 (a group of one row
-// never takes softmax_short_rows), without the group loop. A finite maximum
-// (live, exp_shift_sum, scale by 1/sum) inline; the others, rare, in a frame
-// of their own, so the common call saves no registers for them.
+// One row: softmax_rows_in_place's path for rows == 1, without the group
+// loop. A short row through softmax_short_rows; a finite maximum (live,
+// exp_shift_sum, scale by 1/sum) inline; the others, rare, in a frame of
+// their own, so the common call saves no registers for them.
 inline TINYATTN_NOINLINE void softmax_row_nonfinite_max(const KernelsF32& kern, float* p, size_t n, float max) {
   RowExp e{RowEnd::kLive, max, 0.0f};  // exp_after_max settles end and sum
   exp_after_max(kern, p, n, e);
   finish_softmax_row(kern, p, n, e);
 }
 inline void softmax_row_in_place(const KernelsF32& kern, float* p, size_t n) {
+  if (kShortRowsUsed && n <= kern.short_rows_max && kern.softmax_short_rows) {
+    float max, sum;
+    if (kern.softmax_short_rows(p, n, 1, n, &max, &sum)) {
+      if (!(max > -kInf && max < kInf)) softmax_row_nonfinite_max(kern, p, n, max);
+      return;
+    }
+  }
   const float max = kern.row_max(p, n);
   if (!(max > -kInf && max < kInf)) return softmax_row_nonfinite_max(kern, p, n, max);
   kern.scale(p, n, 1.0f / kern.exp_shift_sum(p, n, max));

@@ -443,9 +443,61 @@ HWY_INLINE void ShortRows(float* HWY_RESTRICT s, size_t ld, size_t first, size_t
   }
 }
 
-bool SoftmaxShortRows(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, float* max, float* sum) {
+// One row of at most two vectors: ShortRows<1>'s floats, with fewer
+// operations waiting on the row's chain of latencies (one call is one row's
+// chain; what overlaps it is the next call's): a row of one vector computes
+// no second one, the maximum and the sum stay broadcast vectors, and the exp
+// takes the range fix only where a lane needs it, as ExpShiftSum does.
+// Lanes past the row are -inf for the maximum and 0 for the exp, then
+// dropped.
+template <bool kTwo>
+HWY_INLINE void ShortRow(float* HWY_RESTRICT x, size_t n, float* max, float* sum) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const D d;
+  const size_t N = hn::Lanes(d);
+  const size_t first = kTwo ? N : n, second = kTwo ? n - N : 0;
+  const V minus_inf = hn::Set(d, -kInf);
+  const auto in_first = hn::FirstN(d, first), in_second = hn::FirstN(d, second);
+  const V a = first == N ? hn::LoadU(d, x) : hn::IfThenElse(in_first, LoadTail(d, x, first), minus_inf);
+  const V b = !kTwo ? minus_inf
+              : second == N ? hn::LoadU(d, x + N)
+                            : hn::IfThenElse(in_second, LoadTail(d, x + N, second), minus_inf);
+  const V mv = BroadcastMax(d, kTwo ? hn::Max(a, b) : a);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, kTwo ? hn::Or(hn::IsNaN(a), hn::IsNaN(b)) : hn::IsNaN(a)))) {
+    *max = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  const float m = hn::GetLane(mv);
+  *max = m;
+  if (!(m > -kInf && m < kInf)) return;
+  const V x0 = first == N ? hn::Sub(a, mv) : hn::IfThenElseZero(in_first, hn::Sub(a, mv));
+  const V x1 = !kTwo || second == N ? hn::Sub(b, mv) : hn::IfThenElseZero(in_second, hn::Sub(b, mv));
+  V e0 = ExpCore(d, x0), e1 = kTwo ? ExpCore(d, x1) : hn::Zero(d);
+  if (HWY_UNLIKELY(ExpMayNeedFix(d, x0, kTwo ? x1 : x0))) {
+    e0 = ExpFixRange(d, x0, e0);
+    if (kTwo) e1 = ExpFixRange(d, x1, e1);
+  }
+  if (first != N) e0 = hn::IfThenElseZero(in_first, e0);
+  if (kTwo && second != N) e1 = hn::IfThenElseZero(in_second, e1);
+  const V total = hn::SumOfLanes(d, kTwo ? hn::Add(e0, e1) : e0);
+  *sum = hn::GetLane(total);
+  const V inv = hn::Div(hn::Set(d, 1.0f), total);
+  if (first == N)
+    hn::StoreU(hn::Mul(e0, inv), d, x);
+  else
+    StoreTail(d, hn::Mul(e0, inv), x, first);
+  if (!kTwo) return;
+  if (second == N)
+    hn::StoreU(hn::Mul(e1, inv), d, x + N);
+  else
+    StoreTail(d, hn::Mul(e1, inv), x + N, second);
+}
+
+// Groups of rows, in a frame of their own: their arrays of vectors spill
+// to an aligned stack frame the one-row call need not set up.
+HWY_NOINLINE void ShortRowGroups(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, float* max,
+                                 float* sum) {
   const size_t N = hn::Lanes(D());
-  if (n == 0 || n > 2 * N || count == 0 || count > kShortRowsAtOnce) return false;
   const size_t first = n > N ? N : n, second = n > N ? n - N : 0;
   size_t r = 0;
   for (; r + 4 <= count; r += 4) ShortRows<4>(s + r * ld, ld, first, second, max + r, sum + r);
@@ -455,6 +507,17 @@ bool SoftmaxShortRows(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, 
     case 1: ShortRows<1>(s + r * ld, ld, first, second, max + r, sum + r); break;
     default: break;
   }
+}
+
+bool SoftmaxShortRows(float* HWY_RESTRICT s, size_t ld, size_t count, size_t n, float* max, float* sum) {
+  const size_t N = hn::Lanes(D());
+  if (n == 0 || n > 2 * N || count == 0 || count > kShortRowsAtOnce) return false;
+  if (count > 1)
+    ShortRowGroups(s, ld, count, n, max, sum);
+  else if (n > N)
+    ShortRow<true>(s, n, max, sum);
+  else
+    ShortRow<false>(s, n, max, sum);
   return true;
 }
 #endif  // HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
