@@ -1,6 +1,7 @@
 // Maps Port values to int8 kernel tables. A compiled port without int8
 // kernels of its own (its int8 column in tinyattn/port_list.h is 0) runs the
 // scalar ones (same integers, less speed).
+#include "backends/scalar/scalar.h"
 #include "registry.h"
 
 namespace tinyattn {
@@ -43,6 +44,20 @@ const KernelsI8Tflite* tflite_table_i8() {
 }  // namespace
 
 const KernelsI8Tflite* default_tflite_kernels_i8() { return tflite_table_i8<Port::TINYATTN_DEFAULT_PORT>(); }
+
+TfliteRouteI8 default_tflite_route_i8() {
+  constexpr Port kPort = Port::TINYATTN_DEFAULT_PORT;
+  if constexpr (registry::built(kPort) && port_has_tflite_i8(kPort)) {
+    const KernelsI8Tflite* t = port_tflite_kernels_i8<kPort>();
+    return {t->scores, t->weighted_sum, t};
+  } else if constexpr (!(registry::built(kPort) && own_table_i8(kPort)) || kPort == Port::kScalar) {
+    // The scalar products by name: the scalar table would link its softmax.
+    return {scalar::i8::scores, scalar::i8::weighted_sum, nullptr};
+  } else {
+    const KernelsI8* k = table_i8<kPort, own_table_i8(kPort)>();
+    return {k->scores, k->weighted_sum, nullptr};
+  }
+}
 
 const KernelsI8Tflite* tflite_kernels_i8(Port port) {
   if (port == Port::kDefault) port = default_port();

@@ -170,20 +170,19 @@ namespace {
 
 using detail::Tensor;
 
-template <bool kDefaultPort, unsigned kModes>
+// find_port() looks up the call's kernels (false: the port is not compiled
+// in), at this point of the checks: the caller's lookup, so that an image
+// links only the tables its calls can reach.
+template <unsigned kModes, class FindPort>
 Status validate_forward_i16(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan, Workspace ws,
-                            const Mask& mask, const Options& o, const KernelsI16** kernels) {
+                            const Mask& mask, const Options& o, FindPort find_port) {
   if (Status s = validate(d); s != Status::kOk) return s;
   if (d.dk > kMaxDkInt16 || d.m > kMaxMInt16) return Status::kBadDimension;
   if (Status s = validate(mask, d); s != Status::kOk) return s;
   if (mask.bias) return Status::kUnsupported;
   if (o.scale) return Status::kUnsupported;  // the plan holds the softmax scale
   if (o.softcap) return Status::kUnsupported;  // no exact fixed-point tanh
-  if constexpr (kDefaultPort)
-    *kernels = default_kernels_i16();
-  else
-    *kernels = kernels_i16(o.port);
-  if (!*kernels) return Status::kPortUnavailable;
+  if (!find_port()) return Status::kPortUnavailable;
   const Tensor inputs[] = {{io.q, d.q_elems() * sizeof(int16_t), alignof(int16_t), true},
                            {io.k, d.k_elems() * sizeof(int16_t), alignof(int16_t), true},
                            {io.v, d.v_elems() * sizeof(int16_t), alignof(int16_t), true},
@@ -266,13 +265,14 @@ TINYATTN_NOINLINE void tflite_weighted_sum_i64(const int32_t* p, const int16_t* 
 // One query head of Int16Mode::kTflite, row by row: the port's exact int64
 // scores over the key range, TFLite's requantization into the int16 score
 // tensor (masked keys -32768), TFLite's int16 softmax over all M keys, P.V
-// over all M keys (the port's exact int32 weighted_sum where the weights
+// over all M keys (the route's exact int32 weighted_sum where the weights
 // keep its contract, else int64) and TFLite's requantization into Y. The
-// per-element steps run the port's TFLite-16 kernels tk where it has them
+// per-element steps run the port's TFLite-16 kernels where it has them
 // (kernels_i16.h), otherwise tflite16_ops.h's.
-TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const KernelsI16Tflite* tk, const Dims& d,
-                                   const ForwardIoI16& io, const Int16HeadPlan& p, size_t h, const Mask& mask,
-                                   int64_t* s, int32_t* x, int32_t* acc) {
+TINYATTN_NOINLINE void tflite_head(const TfliteRouteI16& route, const Dims& d, const ForwardIoI16& io,
+                                   const Int16HeadPlan& p, size_t h, const Mask& mask, int64_t* s, int32_t* x,
+                                   int32_t* acc) {
+  const KernelsI16Tflite* tk = route.steps;
   const TfliteParamsI16& t = p.tflite;
   const bool element_masks = mask.keep || mask.keep_bits;
   const size_t kv_head = h / d.group();
@@ -281,7 +281,7 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const KernelsI16Tflit
   for (size_t i = 0; i < d.n; ++i) {
     const size_t row = h * d.n + i;
     const KeyRange r = key_range(mask, i, d.n, d.m);
-    if (r.size()) kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, s);
+    if (r.size()) route.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, s);
     int32_t total = 0;
     if (tk && !element_masks) {
       for (size_t j = 0; j < r.lo; ++j) x[j] = -32768;
@@ -301,7 +301,7 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const KernelsI16Tflit
       tflite_weighted_sum_i64(x, v_head, d, t.output, y_row);
       continue;
     }
-    kern.weighted_sum(x, v_head, d.dv, d.m, d.dv, acc);
+    route.weighted_sum(x, v_head, d.dv, d.m, d.dv, acc);
     if (tk)
       tk->requantize_y(acc, d.dv, t.output, y_row);
     else
@@ -312,8 +312,9 @@ TINYATTN_NOINLINE void tflite_head(const KernelsI16& kern, const KernelsI16Tflit
 // Validated plans with TFLite heads, head by head; a native head of a mixed
 // plan runs forward_i16_validated on that head alone (its Q, K, V, Y,
 // weights and keep mask), so the native loop is the same code either way.
+// kern: the port's table (null where no head runs the native mode).
 template <unsigned kModes>
-void run_tflite_heads(const KernelsI16& kern, const KernelsI16Tflite* tk, const Dims& d, const ForwardIoI16& io,
+void run_tflite_heads(const KernelsI16* kern, const TfliteRouteI16& route, const Dims& d, const ForwardIoI16& io,
                       const Int16Plan& plan, Workspace ws, const Mask& mask) {
   // The workspace rows of forward_i16_validated: M int64 scores, M int32
   // (scores, exps, weights), Dv int32 sums.
@@ -323,7 +324,7 @@ void run_tflite_heads(const KernelsI16& kern, const KernelsI16Tflite* tk, const 
   for (size_t h = 0; h < d.hq; ++h) {
     const Int16HeadPlan& p = plan.heads[h];
     if (p.mode == Int16Mode::kTflite) {
-      tflite_head(kern, tk, d, io, p, h, mask, s, x, acc);
+      tflite_head(route, d, io, p, h, mask, s, x, acc);
       continue;
     }
     if constexpr (runs(kModes, Int16Mode::kNative)) {
@@ -334,7 +335,7 @@ void run_tflite_heads(const KernelsI16& kern, const KernelsI16Tflite* tk, const 
       Mask head_mask = mask;
       if (mask.keep) head_mask.keep = mask.keep + h * mask.head_stride;
       if (mask.keep_bits) head_mask.keep_bits = mask.keep_bits + h * mask.head_stride;
-      detail::forward_i16_validated(kern, one, head_io, Int16Plan{&p, 1}, ws, head_mask);
+      detail::forward_i16_validated(*kern, one, head_io, Int16Plan{&p, 1}, ws, head_mask);
     }
   }
 }
@@ -395,12 +396,13 @@ void detail::forward_i16_validated(const KernelsI16& kern, const Dims& d, const 
 Status forward_i16(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan, Workspace ws, const Mask& mask,
                    const Options& o) {
   const KernelsI16* kern = nullptr;
-  if (Status s = validate_forward_i16<false, kBothModes>(d, io, plan, ws, mask, o, &kern); s != Status::kOk)
-    return s;
+  auto find_port = [&] { return (kern = kernels_i16(o.port)) != nullptr; };
+  if (Status s = validate_forward_i16<kBothModes>(d, io, plan, ws, mask, o, find_port); s != Status::kOk) return s;
   bool tflite = false;
   for (size_t h = 0; h < d.hq; ++h) tflite = tflite || plan.heads[h].mode == Int16Mode::kTflite;
   if (tflite)
-    run_tflite_heads<kBothModes>(*kern, tflite_kernels_i16(o.port), d, io, plan, ws, mask);
+    run_tflite_heads<kBothModes>(kern, {kern->scores, kern->weighted_sum, tflite_kernels_i16(o.port)}, d, io, plan, ws,
+                                 mask);
   else
     detail::forward_i16_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;
@@ -409,23 +411,31 @@ Status forward_i16(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan,
 Status detail::forward_i16_native(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan, Workspace ws,
                                   const Mask& mask, const Options& o) {
   const KernelsI16* kern = nullptr;
-  if (Status s = validate_forward_i16<false, kNativeOnly>(d, io, plan, ws, mask, o, &kern); s != Status::kOk)
-    return s;
+  auto find_port = [&] { return (kern = kernels_i16(o.port)) != nullptr; };
+  if (Status s = validate_forward_i16<kNativeOnly>(d, io, plan, ws, mask, o, find_port); s != Status::kOk) return s;
   detail::forward_i16_validated(*kern, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
+// The default port, bound at compile time: kernels_i16() and every other
+// port's table stay out of images that never name a port, and an image of
+// the TFLite mode alone reaches the port through its route alone.
 template <Int16Mode kMode>
 Status detail::forward_i16_default_port(const Dims& d, const ForwardIoI16& io, const Int16Plan& plan, Workspace ws,
                                         const Mask& mask) {
-  const KernelsI16* kern = nullptr;
-  if (Status s = validate_forward_i16<true, mode_set(kMode)>(d, io, plan, ws, mask, Options{}, &kern);
-      s != Status::kOk)
-    return s;
-  if constexpr (kMode == Int16Mode::kTflite)
-    run_tflite_heads<kTfliteOnly>(*kern, default_tflite_kernels_i16(), d, io, plan, ws, mask);
-  else
+  if constexpr (kMode == Int16Mode::kTflite) {
+    TfliteRouteI16 route;
+    auto find_port = [&] { return (route = default_tflite_route_i16()).scores != nullptr; };
+    if (Status s = validate_forward_i16<kTfliteOnly>(d, io, plan, ws, mask, Options{}, find_port); s != Status::kOk)
+      return s;
+    run_tflite_heads<kTfliteOnly>(nullptr, route, d, io, plan, ws, mask);
+  } else {
+    const KernelsI16* kern = nullptr;
+    auto find_port = [&] { return (kern = default_kernels_i16()) != nullptr; };
+    if (Status s = validate_forward_i16<kNativeOnly>(d, io, plan, ws, mask, Options{}, find_port); s != Status::kOk)
+      return s;
     detail::forward_i16_validated(*kern, d, io, plan, ws, mask);
+  }
   return Status::kOk;
 }
 template Status detail::forward_i16_default_port<Int16Mode::kNative>(const Dims&, const ForwardIoI16&,

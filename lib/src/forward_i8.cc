@@ -183,11 +183,12 @@ namespace {
 
 using detail::Tensor;
 
-// kDefaultPort: the table is default_kernels_i8(), so that kernels_i8() and
-// every other port's table stay out of images that never name a port.
-template <bool kDefaultPort, unsigned kModes>
+// find_port() looks up the call's kernels (false: the port is not
+// compiled in), at this point of the checks: the caller's lookup, so that
+// an image links only the tables its calls can reach.
+template <unsigned kModes, class FindPort>
 Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
-                           const Mask& mask, const Options& o, const KernelsI8** kernels) {
+                           const Mask& mask, const Options& o, FindPort find_port) {
   if (Status s = validate(d); s != Status::kOk) return s;
   if (d.dk > kMaxDkInt8 || d.m >= kMaxMInt8) return Status::kBadDimension;
   if (Status s = validate(mask, d); s != Status::kOk) return s;
@@ -195,11 +196,7 @@ Status validate_forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan&
   if (o.scale) return Status::kUnsupported;  // the plan holds the softmax scale
   // tanh of an integer score has no exact fixed-point form the plan could state
   if (o.softcap) return Status::kUnsupported;
-  if constexpr (kDefaultPort)
-    *kernels = default_kernels_i8();
-  else
-    *kernels = kernels_i8(o.port);
-  if (!*kernels) return Status::kPortUnavailable;
+  if (!find_port()) return Status::kPortUnavailable;
   const Tensor inputs[] = {{io.q, d.q_elems(), 1, true},
                            {io.k, d.k_elems(), 1, true},
                            {io.v, d.v_elems(), 1, true},
@@ -264,10 +261,12 @@ TINYATTN_NOINLINE void portable_requantize_y(const int32_t* acc, size_t n, Tflit
 // over the key range, TFLite's requantization into the int8 score tensor
 // (masked keys -128), TFLite's softmax over all M keys, the port's exact
 // P.V sums of the weights (softmax output + 128) and TFLite's requantization.
-// The per-element steps run the port's TFLite-mode kernels tk where it has
-// them (kernels_i8.h), otherwise tflite_ops.h's.
-void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d, const ForwardIoI8& io,
-                 const Int8HeadPlan& p, size_t h, const Mask& mask, int32_t* s, int32_t* acc, int32_t* exps) {
+// The products are the route's; the per-element steps run the port's
+// TFLite-mode kernels where it has them (kernels_i8.h), otherwise
+// tflite_ops.h's.
+void tflite_head(const TfliteRouteI8& route, const Dims& d, const ForwardIoI8& io, const Int8HeadPlan& p, size_t h,
+                 const Mask& mask, int32_t* s, int32_t* acc, int32_t* exps) {
+  const KernelsI8Tflite* tk = route.steps;
   if (exps)
     for (size_t i = 0; i < tflite_ops::kExpTableSize; ++i) exps[i] = -1;
   const TfliteParams& t = p.tflite;
@@ -278,7 +277,7 @@ void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d
   for (size_t i = 0; i < d.n; ++i) {
     const size_t row = h * d.n + i;
     const KeyRange r = key_range(mask, i, d.n, d.m);
-    const int32_t top = r.size() ? kern.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk,
+    const int32_t top = r.size() ? route.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk,
                                                p.q_zero, p.k_zero, s + r.lo)
                                  : 0;
     int32_t max = -128;
@@ -306,7 +305,7 @@ void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d
     if (io.weights)
       for (size_t j = 0; j < d.m; ++j) io.weights[row * d.m + j] = static_cast<uint16_t>(s[j]);
     // weights in [0, 255] summing to about 256: inside weighted_sum's contract
-    kern.weighted_sum(s, v_head, d.dv, d.m, d.dv, p.v_zero, acc);
+    route.weighted_sum(s, v_head, d.dv, d.m, d.dv, p.v_zero, acc);
     int8_t* y_row = io.y + row * d.dv;
     if (tk)
       tk->requantize(acc, d.dv, t.output, p.y_zero, nullptr, y_row);
@@ -315,14 +314,14 @@ void tflite_head(const KernelsI8& kern, const KernelsI8Tflite* tk, const Dims& d
   }
 }
 
-const KernelsI8Tflite* no_tflite_table() { return nullptr; }
+TfliteRouteI8 no_tflite_route() { return {}; }
 
-// tflite_table(): the port's TFLite-mode kernels (null: the portable code),
-// looked up per TFLite head, so native heads do not pay for it.
-template <unsigned kModes, class TfliteTable>
-void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Dims& d, const ForwardIoI8& io,
+// kern: the port's table (null where no head runs the native mode);
+// tflite_route(): the TFLite mode's route, looked up per TFLite head, so
+// native heads do not pay for it.
+template <unsigned kModes, class TfliteRoute>
+void run_forward_i8(const KernelsI8* kern, TfliteRoute tflite_route, const Dims& d, const ForwardIoI8& io,
                     const Int8Plan& plan, Workspace ws, const Mask& mask) {
-  const KernelsI8* kern = &kernels;
   const bool element_masks = mask.keep || mask.keep_bits;
   int32_t* s = reinterpret_cast<int32_t*>(detail::workspace_floats(ws));  // aligned, keeps the pointer's provenance
   int32_t* acc = s + align_up(d.m * sizeof(int32_t), kWorkspaceAlign) / sizeof(int32_t);
@@ -339,7 +338,7 @@ void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Di
     const Int8HeadPlan& p = plan.heads[h];
     if constexpr (runs(kModes, Int8Mode::kTflite)) {
       if (p.mode == Int8Mode::kTflite) {
-        tflite_head(*kern, tflite_table(), d, io, p, h, mask, s, acc, exps);
+        tflite_head(tflite_route(), d, io, p, h, mask, s, acc, exps);
         continue;
       }
     }
@@ -418,37 +417,47 @@ void run_forward_i8(const KernelsI8& kernels, TfliteTable tflite_table, const Di
 
 void detail::forward_i8_validated(const KernelsI8& kernels, const Dims& d, const ForwardIoI8& io, const Int8Plan& plan,
                                   Workspace ws, const Mask& mask) {
-  run_forward_i8<kNativeOnly>(kernels, no_tflite_table, d, io, plan, ws, mask);
+  run_forward_i8<kNativeOnly>(&kernels, no_tflite_route, d, io, plan, ws, mask);
 }
 
 Status forward_i8(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws, const Mask& mask,
                   const Options& o) {
   const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8<false, kBothModes>(d, io, plan, ws, mask, o, &kern); s != Status::kOk) return s;
-  run_forward_i8<kBothModes>(*kern, [&o] { return tflite_kernels_i8(o.port); }, d, io, plan, ws, mask);
+  auto find_port = [&] { return (kern = kernels_i8(o.port)) != nullptr; };
+  if (Status s = validate_forward_i8<kBothModes>(d, io, plan, ws, mask, o, find_port); s != Status::kOk) return s;
+  auto route = [&] { return TfliteRouteI8{kern->scores, kern->weighted_sum, tflite_kernels_i8(o.port)}; };
+  run_forward_i8<kBothModes>(kern, route, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
 Status detail::forward_i8_native(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                                  const Mask& mask, const Options& o) {
   const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8<false, kNativeOnly>(d, io, plan, ws, mask, o, &kern); s != Status::kOk)
-    return s;
-  run_forward_i8<kNativeOnly>(*kern, no_tflite_table, d, io, plan, ws, mask);
+  auto find_port = [&] { return (kern = kernels_i8(o.port)) != nullptr; };
+  if (Status s = validate_forward_i8<kNativeOnly>(d, io, plan, ws, mask, o, find_port); s != Status::kOk) return s;
+  run_forward_i8<kNativeOnly>(kern, no_tflite_route, d, io, plan, ws, mask);
   return Status::kOk;
 }
 
+// The default port, bound at compile time: kernels_i8() and every other
+// port's table stay out of images that never name a port, and an image of
+// the TFLite mode alone reaches the port through its route alone.
 template <Int8Mode kMode>
 Status detail::forward_i8_default_port(const Dims& d, const ForwardIoI8& io, const Int8Plan& plan, Workspace ws,
                                        const Mask& mask) {
-  const KernelsI8* kern = nullptr;
-  if (Status s = validate_forward_i8<true, mode_set(kMode)>(d, io, plan, ws, mask, Options{}, &kern);
-      s != Status::kOk)
-    return s;
-  if constexpr (kMode == Int8Mode::kTflite)
-    run_forward_i8<mode_set(kMode)>(*kern, default_tflite_kernels_i8, d, io, plan, ws, mask);
-  else
-    run_forward_i8<mode_set(kMode)>(*kern, no_tflite_table, d, io, plan, ws, mask);
+  if constexpr (kMode == Int8Mode::kTflite) {
+    TfliteRouteI8 route;
+    auto find_port = [&] { return (route = default_tflite_route_i8()).scores != nullptr; };
+    if (Status s = validate_forward_i8<kTfliteOnly>(d, io, plan, ws, mask, Options{}, find_port); s != Status::kOk)
+      return s;
+    run_forward_i8<kTfliteOnly>(nullptr, [&route] { return route; }, d, io, plan, ws, mask);
+  } else {
+    const KernelsI8* kern = nullptr;
+    auto find_port = [&] { return (kern = default_kernels_i8()) != nullptr; };
+    if (Status s = validate_forward_i8<kNativeOnly>(d, io, plan, ws, mask, Options{}, find_port); s != Status::kOk)
+      return s;
+    run_forward_i8<kNativeOnly>(kern, no_tflite_route, d, io, plan, ws, mask);
+  }
   return Status::kOk;
 }
 template Status detail::forward_i8_default_port<Int8Mode::kNative>(const Dims&, const ForwardIoI8&, const Int8Plan&,

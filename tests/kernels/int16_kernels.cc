@@ -552,7 +552,7 @@ struct Tflite16Ports {
 
 }  // namespace
 
-TA_CASE("int16 kernels: the TFLite-16 tables") {
+TA_CASE("int16 kernels: the TFLite-16 tables and the default port's route") {
   Ports pl;
   for (size_t pi = 0; pi < pl.n; ++pi) {
     const KernelsI16Tflite* t = tflite_kernels_i16(pl.ports[pi]);
@@ -561,6 +561,12 @@ TA_CASE("int16 kernels: the TFLite-16 tables") {
     if (t)
       TA_CHECK_MSG(t->requantize && t->requantize_y && t->exps && t->outputs, "%s: a null entry",
                    port_name(pl.ports[pi]));
+    // The products a TFLite-only image reaches through this table are the
+    // port's own, the ones the golden suites hold to the model.
+    const KernelsI16* k = kernels_i16(pl.ports[pi]);
+    if (t)
+      TA_CHECK_MSG(t->scores == k->scores && t->weighted_sum == k->weighted_sum,
+                   "%s: the TFLite-16 table's products are not the port's", port_name(pl.ports[pi]));
     char line[96];
     format(line, sizeof line, "int16 kernels: %s TFLite-16 kernels: %s\n", port_name(pl.ports[pi]),
            t ? "own" : "portable");
@@ -568,6 +574,10 @@ TA_CASE("int16 kernels: the TFLite-16 tables") {
   }
   TA_CHECK(tflite_kernels_i16(Port::kDefault) == tflite_kernels_i16(default_port()));
   TA_CHECK(default_tflite_kernels_i16() == tflite_kernels_i16(default_port()));
+  const TfliteRouteI16 route = default_tflite_route_i16();
+  TA_CHECK(route.steps == default_tflite_kernels_i16());
+  TA_CHECK(bool{route.scores == default_kernels_i16()->scores});
+  TA_CHECK(bool{route.weighted_sum == default_kernels_i16()->weighted_sum});
 }
 
 TA_CASE("int16 kernels: TFLite-16 requantize of int64 and int32 sums, every shift") {

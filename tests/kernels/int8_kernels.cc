@@ -443,11 +443,17 @@ struct TflitePorts {
 
 }  // namespace
 
-TA_CASE("int8 kernels: the TFLite-mode tables") {
+TA_CASE("int8 kernels: the TFLite-mode tables and the default port's route") {
   Ports pl;
   for (size_t pi = 0; pi < pl.n; ++pi) {
     const KernelsI8Tflite* t = tflite_kernels_i8(pl.ports[pi]);
     if (t) TA_CHECK_MSG(t->requantize && t->exps && t->outputs, "%s: a null entry", port_name(pl.ports[pi]));
+    // The products a TFLite-only image reaches through this table are the
+    // port's own, the ones the golden suites hold to the model.
+    const KernelsI8* k = kernels_i8(pl.ports[pi]);
+    if (t)
+      TA_CHECK_MSG(t->scores == k->scores && t->weighted_sum == k->weighted_sum,
+                   "%s: the TFLite table's products are not the port's", port_name(pl.ports[pi]));
     char line[96];
     format(line, sizeof line, "int8 kernels: %s TFLite-mode kernels: %s\n", port_name(pl.ports[pi]),
            t ? "own" : "portable");
@@ -455,6 +461,10 @@ TA_CASE("int8 kernels: the TFLite-mode tables") {
   }
   TA_CHECK(tflite_kernels_i8(Port::kDefault) == tflite_kernels_i8(default_port()));
   TA_CHECK(default_tflite_kernels_i8() == tflite_kernels_i8(default_port()));
+  const TfliteRouteI8 route = default_tflite_route_i8();
+  TA_CHECK(route.steps == default_tflite_kernels_i8());
+  TA_CHECK(bool{route.scores == default_kernels_i8()->scores});
+  TA_CHECK(bool{route.weighted_sum == default_kernels_i8()->weighted_sum});
 }
 
 TA_CASE("int8 kernels: tflite_requantize is TFLite's MultiplyByQuantizedMultiplier, zero point and clamp") {

@@ -350,7 +350,7 @@ namespace dsp {
 namespace {
 
 // The TFLite mode's kernels (i16_tflite-inl.h), for tflite_kernels_i16.
-constexpr KernelsI16Tflite kKernelsI16Tflite{tflite16_requantize, tflite16_requantize_y, tflite16_exps,
+constexpr KernelsI16Tflite kKernelsI16Tflite{scores, weighted_sum, tflite16_requantize, tflite16_requantize_y, tflite16_exps,
                                              tflite16_outputs};
 
 }  // namespace

@@ -373,7 +373,7 @@ constexpr KernelsI8 make_table() {
 constexpr KernelsI8 kKernelsI8 = make_table();
 
 // The TFLite mode's kernels (i8_tflite-inl.h), for tflite_kernels_i8.
-constexpr KernelsI8Tflite kKernelsI8Tflite{tflite_requantize, tflite_exps, tflite_outputs};
+constexpr KernelsI8Tflite kKernelsI8Tflite{scores, weighted_sum, tflite_requantize, tflite_exps, tflite_outputs};
 
 }  // namespace
 }  // namespace dsp

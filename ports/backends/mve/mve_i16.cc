@@ -419,7 +419,7 @@ constexpr KernelsI16 make_table() {
 constexpr KernelsI16 kKernelsI16 = make_table();
 
 // The TFLite mode's kernels (i16_tflite-inl.h), for tflite_kernels_i16.
-constexpr KernelsI16Tflite kKernelsI16Tflite{tflite16_requantize, tflite16_requantize_y, tflite16_exps,
+constexpr KernelsI16Tflite kKernelsI16Tflite{scores, weighted_sum, tflite16_requantize, tflite16_requantize_y, tflite16_exps,
                                              tflite16_outputs};
 
 }  // namespace

@@ -50,6 +50,13 @@ struct KernelsI16 {
 // The per-element steps of Int16Mode::kTflite (lib/src/tflite16_ops.h) a
 // port may run in SIMD: each returns exactly tflite16_ops.h's integers.
 struct KernelsI16Tflite {
+  // The port's products: its KernelsI16::scores and ::weighted_sum, the same
+  // functions. With them here, a forward whose heads all run the TFLite mode
+  // reaches its port through this table alone (default_tflite_route_i16) and
+  // links none of the native softmax's kernels.
+  int64_t (*scores)(const int16_t* q, const int16_t* k, size_t ldk, size_t count, size_t dk, int64_t* s);
+  void (*weighted_sum)(const int32_t* p, const int16_t* v, size_t ldv, size_t count, size_t dv, int32_t* acc);
+
   // out[j] = requantize_i16(s[j], m) for j < n (|s[j]| < 2^47, shift in
   // [-31, 7]). Returns max_j out[j] (n >= 1).
   int32_t (*requantize)(const int64_t* s, size_t n, TfliteMultiplier m, int32_t* out);
@@ -82,5 +89,18 @@ const KernelsI16* default_kernels_i16();
 // compiled in (forward_i16 then runs tflite16_ops.h's portable code).
 const KernelsI16Tflite* tflite_kernels_i16(Port port);
 const KernelsI16Tflite* default_tflite_kernels_i16();
+
+// What a TFLite-mode head runs of a port: its products, and its TFLite-16
+// steps (steps null: tflite16_ops.h's portable ones).
+struct TfliteRouteI16 {
+  decltype(KernelsI16::scores) scores = nullptr;
+  decltype(KernelsI16::weighted_sum) weighted_sum = nullptr;
+  const KernelsI16Tflite* steps = nullptr;
+};
+
+// The default port's route, settled at compile time as
+// default_tflite_route_i8(): an image whose int16 calls all run the TFLite
+// mode (AttentionI16<S, Int16Mode::kTflite>) links no native softmax kernel.
+TfliteRouteI16 default_tflite_route_i16();
 
 }  // namespace tinyattn

@@ -62,6 +62,15 @@ struct KernelsI8 {
 // MultiplyByQuantizedMultiplier; m.multiplier >= 2^30 and m.shift in
 // [-31, 30] (what validate() accepts). Every entry is non-null.
 struct KernelsI8Tflite {
+  // The port's products: its KernelsI8::scores and ::weighted_sum, the same
+  // functions. With them here, a forward whose heads all run the TFLite mode
+  // reaches its port through this table alone (default_tflite_route_i8) and
+  // links none of the native softmax's kernels.
+  int32_t (*scores)(const int8_t* q, const int8_t* k, size_t ldk, size_t count, size_t dk, int32_t q_zero,
+                    int32_t k_zero, int32_t* s);
+  void (*weighted_sum)(const int32_t* p, const int8_t* v, size_t ldv, size_t count, size_t dv, int32_t v_zero,
+                       int32_t* acc);
+
   // out[j] = clamp(MBQM(in[j], m) + zero, -128, 127) for j < n (the sum
   // exact, zero in [-128, 127]), written to out32 (which may be in) or, if
   // out32 is null, to out8.
@@ -106,5 +115,19 @@ const KernelsI8* default_kernels_i8();
 // port's bound at compile time as default_kernels_i8().
 const KernelsI8Tflite* tflite_kernels_i8(Port port);
 const KernelsI8Tflite* default_tflite_kernels_i8();
+
+// What a TFLite-mode head runs of a port: its products, and its TFLite-mode
+// steps (steps null: lib/src/tflite_ops.h's portable ones).
+struct TfliteRouteI8 {
+  decltype(KernelsI8::scores) scores = nullptr;
+  decltype(KernelsI8::weighted_sum) weighted_sum = nullptr;
+  const KernelsI8Tflite* steps = nullptr;
+};
+
+// The default port's route, settled at compile time: through its TFLite table
+// where it has one, otherwise its KernelsI8's products with the portable
+// steps. An image whose int8 calls all run the TFLite mode
+// (AttentionI8<S, Int8Mode::kTflite>) then links no native softmax kernel.
+TfliteRouteI8 default_tflite_route_i8();
 
 }  // namespace tinyattn
