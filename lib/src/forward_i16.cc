@@ -61,7 +61,6 @@ Status validate_tflite(const Int16HeadPlan& p) {
 // code (its validation included).
 enum ModeSet : unsigned { kNativeOnly = 1, kTfliteOnly = 2, kBothModes = 3 };
 constexpr bool runs(unsigned modes, Int16Mode m) { return (modes & (m == Int16Mode::kTflite ? 2u : 1u)) != 0; }
-constexpr unsigned mode_set(Int16Mode m) { return m == Int16Mode::kTflite ? kTfliteOnly : kNativeOnly; }
 
 // validate() for an entry that runs kModes: a head of another mode is kUnsupported.
 // (The native heads' test first: the native entries' success path as

@@ -82,7 +82,6 @@ Status validate_native(const Int8HeadPlan& p) {
 // (its validation included).
 enum ModeSet : unsigned { kNativeOnly = 1, kTfliteOnly = 2, kBothModes = 3 };
 constexpr bool runs(unsigned modes, Int8Mode m) { return (modes & (m == Int8Mode::kTflite ? 2u : 1u)) != 0; }
-constexpr unsigned mode_set(Int8Mode m) { return m == Int8Mode::kTflite ? kTfliteOnly : kNativeOnly; }
 
 // validate() for an entry that runs kModes: a head of another mode is kUnsupported.
 template <unsigned kModes>
