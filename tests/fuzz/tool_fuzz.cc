@@ -1,5 +1,6 @@
 // libFuzzer target for the host tool's whole command line
-// (tinyattn_tool::tool_main, tools/tool/tool.cc): run, plan, decode, selftest, demo,
+// (tinyattn_tool::tool_main, tools/tool/tool.cc): run (every dtype and both
+// integer modes), plan (int8 and int16), decode, explain, selftest, demo,
 // --help and unknown commands; options from the tool's own lists; values
 // from per-option pools (valid ones, and empty strings, odd and huge
 // numbers, bad syntax); input files (small valid .npy files of every dtype
@@ -98,6 +99,18 @@ void save_f16(const std::string& name, const std::vector<size_t>& shape, uint32_
   write_file(in(name), tinyattn_tool::npy_bytes("<f2", shape, h.data(), 2));  // half: two bytes of IEEE bits
 }
 
+void save_i16(const std::string& name, const std::vector<size_t>& shape, uint32_t seed) {
+  size_t n = 1;
+  for (size_t d : shape) n *= d;
+  std::vector<int16_t> v(n);
+  uint32_t s = seed;
+  for (int16_t& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<int16_t>(s >> 16);  // the whole int16 range, extremes included
+  }
+  write_file(in(name), tinyattn_tool::npy_bytes("<i2", shape, v.data(), 2));
+}
+
 void save_bytes(const std::string& name, const char* descr, const std::vector<size_t>& shape, uint32_t seed,
                 uint8_t mod) {
   size_t n = 1;
@@ -166,6 +179,12 @@ void setup() {
   save_f16("q2h.npy", {2, 4}, 14);
   save_f16("k2h.npy", {3, 4}, 15);
   save_f16("v2h.npy", {3, 2}, 16);
+  save_i16("q2s.npy", {2, 4}, 30);
+  save_i16("k2s.npy", {3, 4}, 31);
+  save_i16("v2s.npy", {3, 2}, 32);
+  save_i16("q3s.npy", {2, 2, 4}, 33);
+  save_i16("k3s.npy", {1, 3, 4}, 34);
+  save_i16("v3s.npy", {1, 3, 2}, 35);
   save_bytes("q2i.npy", "|i1", {2, 4}, 17, 255);
   save_bytes("k2i.npy", "|i1", {3, 4}, 18, 255);
   save_bytes("v2i.npy", "|i1", {3, 2}, 19, 255);
@@ -293,7 +312,8 @@ const Pools& pools() {
     Pools r;
     for (const char* n : {"q2.npy", "k2.npy", "v2.npy", "q3.npy", "k3.npy", "v3.npy", "q4.npy", "k4.npy", "v4.npy",
                           "pk2.npy", "pv2.npy", "pk4.npy", "pv4.npy", "q2h.npy", "k2h.npy", "v2h.npy", "q2i.npy",
-                          "k2i.npy", "v2i.npy", "bias2i.npy", "keep2.npy", "keep2u8.npy", "keep4.npy",
+                          "k2i.npy", "v2i.npy", "q2s.npy", "k2s.npy", "v2s.npy", "q3s.npy", "k3s.npy", "v3s.npy",
+                          "bias2i.npy", "keep2.npy", "keep2u8.npy", "keep4.npy",
                           "keep_short.npy", "bias2.npy", "bias3.npy", "fmask2.npy", "one_d.npy", "five_d.npy",
                           "empty.npy", "text.npy", "truncated_header.npy", "truncated_data.npy", "trailing.npy",
                           "v2_header.npy", "fortran.npy", "big_endian.npy", "f64.npy", "huge_shape.npy",
@@ -314,7 +334,9 @@ const Pools& pools() {
     r.qparams = {"q=0.02,k=0.03,v=0.05,y=0.05", "q=0.02:3/0.03,k=0.03:-7,v=0.05:11,y=0.05:-4/0.06",
                  "q=0.02,k=0.03,v=0.05,y=0.05,b=0.1", "q=0,k=0.03,v=0.05,y=0.05", "q=0.02,k=0.03,v=1e30,y=1e-30",
                  "q=0.02,k=0.03,v=0.05", "q=0.02,q=0.03,k=0.03,v=0.05,y=0.05", "q=abc,k=0.03,v=0.05,y=0.05",
-                 "q=0.02:1.5,k=0.03,v=0.05,y=0.05", "x=1", in("qparams.txt"), in("qparams_b.txt"),
+                 "q=0.02:1.5,k=0.03,v=0.05,y=0.05", "x=1", "q=0.02,k=0.03,v=0.05,y=0.05,s=0.5",
+                 "q=0.02,k=0.03:-7,v=0.05,y=0.05:3,s=0.5:-20", "q=0.02,k=0.03,v=0.05,y=0.05,s=0",
+                 "q=0.02,k=0.03,v=0.05,y=0.05,s=1e-30", "q=1e-4,k=1e-4,v=0.05,y=0.05,s=1e-9", in("qparams.txt"), in("qparams_b.txt"),
                  in("qparams_bad.txt"), in("missing.txt"), in("fuzz.npy")};
     return r;
   }();
@@ -370,7 +392,9 @@ const std::vector<OptionSpec>& run_options() {
       {"--past-v", Kind::kInput, {}},
       {"--present-k", Kind::kOutput, {}},
       {"--present-v", Kind::kOutput, {}},
-      {"--dtype", Kind::kPlain, {"f32", "f16", "i8", "f64"}},
+      {"--dtype", Kind::kPlain, {"f32", "f16", "i8", "i16", "int16", "int8", "float16", "f64", "i32"}},
+      {"--int8-mode", Kind::kPlain, {"native", "tflite", "TFLite", "float"}},
+      {"--int16-mode", Kind::kPlain, {"native", "tflite", "16x8"}},
       {"--port", Kind::kPlain, port_names()},
       {"--qparams", Kind::kQparams, {}},
   };
@@ -405,7 +429,26 @@ const std::vector<OptionSpec>& plan_options() {
       {"--scale", Kind::kPlain, {"0.5", "1", "0", "-1", "1e-30", "nan"}},
       {"--name", Kind::kPlain, {"plan", "_p1", "1p", "a-b", "x*/y"}},
       {"--lang", Kind::kPlain, {"c", "cpp", "rust"}},
+      {"--dtype", Kind::kPlain, {"i8", "i16", "int16", "f32"}},
+      {"--int8-mode", Kind::kPlain, {"native", "tflite", "x"}},
+      {"--int16-mode", Kind::kPlain, {"native", "tflite", "x"}},
       {"--out", Kind::kOutput, {}},
+  };
+  return o;
+}
+
+const std::vector<OptionSpec>& explain_options() {
+  static const std::vector<OptionSpec> o = {
+      {"--dims", Kind::kPlain, {"2,3,4", "16,16,32,32", "1,1,1", "65536,65536,65536", "65537,1,1", "0,1,1", "2,3"}},
+      {"--heads", Kind::kPlain, {"1,1", "4,2", "3,2", "65536,1", "0,1", "1"}},
+      {"--causal", Kind::kPlain, {"top-left", "bottom-right", "diagonal"}},
+      {"--window", Kind::kPlain, {"1,1", "0,0", "65536,0", "-1,2", "1"}},
+      {"--kv-len", Kind::kPlain, {"0", "1", "3", "65537", "-1"}},
+      {"--element-mask", Kind::kPlain, {"keep", "bias", "bits"}},
+      {"--softcap", Kind::kPlain, {"30", "0", "-1", "inf", "3.5e38", "1e-45"}},
+      {"--workspace", Kind::kPlain, {"minimal", "default", "huge"}},
+      {"--weights", Kind::kPlain, {"--weights"}},
+      {"--port", Kind::kPlain, port_names()},
   };
   return o;
 }
@@ -457,7 +500,9 @@ void run_command(Bytes& b, std::vector<std::string>* args) {
   const auto base = [&](const char* q, const char* k, const char* v) {
     args->insert(args->end(), {"--q", in(q), "--k", in(k), "--v", in(v), "--out", p.outputs[b.u8() % 8]});
   };
-  switch (b.u8() % 9) {
+  // 240 and up: the integer modes (below, the cases every earlier corpus input reaches).
+  const uint8_t set = b.u8();
+  switch (set < 240 ? set % 9 : 9 + set % 3) {
     case 0: base("q2.npy", "k2.npy", "v2.npy"); break;
     case 1: base("q3.npy", "k3.npy", "v3.npy"); break;
     case 2: base("q4.npy", "k4.npy", "v4.npy"); break;
@@ -468,6 +513,20 @@ void run_command(Bytes& b, std::vector<std::string>* args) {
     case 4:
       base("q2i.npy", "k2i.npy", "v2i.npy");
       args->insert(args->end(), {"--dtype", "i8", "--qparams", p.qparams[b.u8() % 3]});
+      break;
+    case 9:  // int16, either mode (the TFLite mode with a score scale s=)
+    case 10: {
+      const bool three = b.u8() & 1;
+      if (three) base("q3s.npy", "k3s.npy", "v3s.npy");
+      else base("q2s.npy", "k2s.npy", "v2s.npy");
+      const bool tflite = set % 2;
+      args->insert(args->end(), {"--dtype", "i16", "--qparams", p.qparams[tflite ? 10 + b.u8() % 2 : b.u8() % 2]});
+      if (tflite) args->insert(args->end(), {"--int16-mode", "tflite"});
+      break;
+    }
+    case 11:  // int8 in the TFLite mode
+      base("q2i.npy", "k2i.npy", "v2i.npy");
+      args->insert(args->end(), {"--dtype", "i8", "--int8-mode", "tflite", "--qparams", p.qparams[10 + b.u8() % 2]});
       break;
     case 5:
       base("q2.npy", "k2.npy", "v2.npy");
@@ -509,9 +568,9 @@ void write_fuzz_file(Bytes& b) {
     write_file(in("fuzz.npy"), rest);
     return;
   }
-  static const char* const kDescr[] = {"<f4", "<f2", "|i1", "|b1", "|u1"};
-  static const size_t kSize[] = {4, 2, 1, 1, 1};
-  const size_t t = (mode >> 1) % 5;
+  static const char* const kDescr[] = {"<f4", "<f2", "|i1", "|b1", "|u1", "<i2"};
+  static const size_t kSize[] = {4, 2, 1, 1, 1, 2};
+  const size_t t = (mode >> 1) % 6;
   std::vector<size_t> shape = {2, 4};  // Q's shape most often
   if ((mode >> 4) % 4 == 1) shape = {3, 4};
   if ((mode >> 4) % 4 == 2) shape = {2, 3};
@@ -627,11 +686,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         options(b, decode_options(), &args);
         break;
       }
+      if (command & 64) {  // explain: prints a route, writes nothing
+        args.insert(args.end(), {"explain", "--dims", b.u8() & 1 ? "16,16,32,32" : "2,3,4"});
+        options(b, explain_options(), &args);
+        break;
+      }
       args.push_back(command & 16 ? "--help" : "frobnicate");
       break;
   }
   write_fuzz_file(b);
-  for (size_t i = 1; i + 1 < args.size(); ++i)
+  // explain writes no file (its --weights is a flag).
+  for (size_t i = 1; args[1] != "explain" && i + 1 < args.size(); ++i)
     if (args[i] == "--out" || args[i] == "--weights" || args[i] == "--scores" || args[i] == "--present-k" ||
         args[i] == "--present-v" || args[i] == "--svg")
       outputs.push_back(args[i + 1]);
@@ -697,7 +762,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_REQUIRE(tinyattn_tool::parse_npy(reinterpret_cast<const uint8_t*>(npy.data()), npy.size(), &a, &why));
         FUZZ_REQUIRE(a.shape.size() >= 2 && a.shape.size() <= 4);
       } else if (args[1] == "plan") {
-        FUZZ_REQUIRE(starts_with(bytes, "/* tinyattn int8 plan: "));
+        FUZZ_REQUIRE(starts_with(bytes, "/* tinyattn int8 plan: ") || starts_with(bytes, "/* tinyattn int16 plan: "));
       } else {
         FUZZ_REQUIRE(false);  // demo's --svg here is always one the tool must refuse
       }
