@@ -99,29 +99,27 @@ void save_f16(const std::string& name, const std::vector<size_t>& shape, uint32_
   write_file(in(name), tinyattn_tool::npy_bytes("<f2", shape, h.data(), 2));  // half: two bytes of IEEE bits
 }
 
-void save_i16(const std::string& name, const std::vector<size_t>& shape, uint32_t seed) {
+// Integers from a fixed generator: one byte per element modulo mod (bool,
+// uint8, int8 files), or, with mod 0, whole int16 values, extremes included.
+template <class T>
+void save_ints(const std::string& name, const char* descr, const std::vector<size_t>& shape, uint32_t seed,
+               uint32_t mod) {
   size_t n = 1;
   for (size_t d : shape) n *= d;
-  std::vector<int16_t> v(n);
+  std::vector<T> v(n);
   uint32_t s = seed;
-  for (int16_t& x : v) {
+  for (T& x : v) {
     s = s * 1664525u + 1013904223u;
-    x = static_cast<int16_t>(s >> 16);  // the whole int16 range, extremes included
+    x = static_cast<T>(mod ? (s >> 24) % mod : s >> 16);
   }
-  write_file(in(name), tinyattn_tool::npy_bytes("<i2", shape, v.data(), 2));
+  write_file(in(name), tinyattn_tool::npy_bytes(descr, shape, v.data(), sizeof(T)));
 }
-
 void save_bytes(const std::string& name, const char* descr, const std::vector<size_t>& shape, uint32_t seed,
                 uint8_t mod) {
-  size_t n = 1;
-  for (size_t d : shape) n *= d;
-  std::vector<uint8_t> b(n);
-  uint32_t s = seed;
-  for (uint8_t& x : b) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<uint8_t>((s >> 24) % mod);
-  }
-  write_file(in(name), tinyattn_tool::npy_bytes(descr, shape, b.data(), 1));
+  save_ints<uint8_t>(name, descr, shape, seed, mod);
+}
+void save_i16(const std::string& name, const std::vector<size_t>& shape, uint32_t seed) {
+  save_ints<int16_t>(name, "<i2", shape, seed, 0);
 }
 
 // A .npy file with a given header dict and payload size (for the malformed ones).
