@@ -282,10 +282,19 @@ TINYATTN_NOINLINE void tflite_head(const TfliteRouteI16& route, const Dims& d, c
     const KeyRange r = key_range(mask, i, d.n, d.m);
     if (r.size()) route.scores(io.q + row * d.dk, k_head + r.lo * d.dk, d.dk, r.size(), d.dk, s);
     int32_t total = 0;
-    if (tk && !element_masks) {
+    if (tk) {
       for (size_t j = 0; j < r.lo; ++j) x[j] = -32768;
       for (size_t j = r.hi; j < d.m; ++j) x[j] = -32768;
-      const int32_t max = r.size() ? tk->requantize(s, r.size(), t.scores, x + r.lo) : -32768;
+      int32_t max = r.size() ? tk->requantize(s, r.size(), t.scores, x + r.lo) : -32768;
+      // The keys an element mask drops, after the requantization of the
+      // whole range: the same -32768 and maximum as tflite_scores gives.
+      if (element_masks && r.size()) {
+        max = -32768;
+        for (size_t j = r.lo; j < r.hi; ++j) {
+          if (!kept(mask, d, h, i, j)) x[j] = -32768;
+          max = x[j] > max ? x[j] : max;
+        }
+      }
       total = port_softmax(*tk, x, d.m, max, t.beta);
     } else {
       const int32_t max = tflite_scores(s, d, mask, h, i, r, t.scores, x);

@@ -280,15 +280,20 @@ void tflite_head(const TfliteRouteI8& route, const Dims& d, const ForwardIoI8& i
                                                p.q_zero, p.k_zero, s + r.lo)
                                  : 0;
     int32_t max = -128;
-    if (tk && !element_masks) {
+    if (tk) {
       for (size_t j = 0; j < r.lo; ++j) s[j] = -128;
       for (size_t j = r.hi; j < d.m; ++j) s[j] = -128;
       if (r.size()) {
         tk->requantize(s + r.lo, r.size(), t.scores, t.scores_zero, s + r.lo, nullptr);
+        // The keys an element mask drops, after the requantization of the
+        // whole range: the same -128 as portable_requantize_scores gives.
+        if (element_masks)
+          for (size_t j = r.lo; j < r.hi; ++j)
+            if (!kept(mask, d, h, i, j)) s[j] = -128;
         // MBQM is monotonic where x 2^shift does not wrap (shift <= 0): the
-        // largest sum gives the largest score.
-        max = t.scores.shift <= 0 ? tflite_ops::requantize(top, t.scores, t.scores_zero)
-                                  : tflite_ops::softmax_max(s + r.lo, r.size());
+        // largest sum gives the largest score (with every key kept).
+        max = t.scores.shift <= 0 && !element_masks ? tflite_ops::requantize(top, t.scores, t.scores_zero)
+                                                    : tflite_ops::softmax_max(s + r.lo, r.size());
       }
     } else {
       max = portable_requantize_scores(s, d, mask, h, i, r, t);
