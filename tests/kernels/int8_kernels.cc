@@ -1,8 +1,9 @@
 // The KernelsI8 contract (tinyattn/kernels_i8.h), primitive by primitive, for
-// every port at every length from 1 to 70 and at the extremes of the int8
-// range: each result must equal, integer for integer, the formula of quant.h
-// evaluated here in int64 with the library's public building blocks
-// (exp2_q30, apply). No write may leave the given range.
+// every port at every length from 1 to 70 (and rows of several vectors) and
+// at the extremes of the int8 range: each result must equal, integer for
+// integer, the formula of quant.h evaluated here in int64 with the library's
+// public building blocks (exp2_q30, apply). No write may leave the given
+// range.
 #include <climits>
 #include <cstring>
 
@@ -360,6 +361,65 @@ TA_CASE("int8 kernels: requantize rounds exact ties away from zero") {
     }
     TA_CHECK_MSG(ties > 0, "%s/%s: no tie reached", k.port, k.simd_target());
     TA_CHECK_MSG(bad == 0, "%s/%s: %zu tie outputs differ", k.port, k.simd_target(), bad);
+  }
+}
+
+// Rows of several vectors on the widest vector units too (at VLEN 1024 an
+// LMUL-8 vector holds 256 int32 lanes): whole vectors, then a tail, and
+// exp_row's sum carried across them, with masked keys among the scores.
+TA_CASE("int8 kernels: the softmax steps and requantize on rows of several vectors") {
+  constexpr size_t kLengths[] = {255, 256, 257, 600};
+  Ports pl;
+  for (size_t pi = 0; pi < pl.n; ++pi) {
+    const KernelsI8& k = *kernels_i8(pl.ports[pi]);
+    size_t bad_e = 0, bad_sum = 0, bad_p = 0, bad_y = 0, overrun = 0;
+    Rng rng(16);
+    for (size_t n : kLengths)
+      for (int trial = 0; trial < 3; ++trial) {
+        Arena::Scope scope;
+        auto s = guarded(n);
+        auto e = guarded(n);
+        auto y = Guarded<int8_t>::make(n, int8_t{0x5a});
+        if (!s.base || !e.base || !y.base) TA_IGNORE("arena too small");
+        const FixedMultiplier logit = random_logit(rng);
+        const int64_t span = int64_t{1} << (10 + 10 * trial);
+        int32_t smax = INT32_MIN;
+        for (size_t j = 0; j < n; ++j) {
+          s.data()[j] = static_cast<int32_t>(random_below(rng, 2 * span) - span);
+          if (rng.next_u64() % 4 == 0 && j != n / 2) s.data()[j] = INT32_MIN;  // masked
+          if (s.data()[j] != INT32_MIN && s.data()[j] > smax) smax = s.data()[j];
+        }
+        const int64_t max_logit = apply(logit, smax);
+        const int64_t sum = k.exp_row(s.data(), n, logit, max_logit, e.data());
+        int64_t want_sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          const int32_t want = s.data()[j] == INT32_MIN ? 0 : exp2_q30(apply(logit, s.data()[j]) - max_logit);
+          bad_e += e.data()[j] != want;
+          want_sum += want;
+        }
+        bad_sum += sum != want_sum;
+        // The probabilities of that row (into s), then e reused for P V sums.
+        k.probabilities(e.data(), n, want_sum, s.data());
+        for (size_t j = 0; j < n; ++j)
+          bad_p += s.data()[j] != static_cast<int32_t>((int64_t{e.data()[j]} * kProbOne + want_sum / 2) / want_sum);
+        FixedMultiplier out;
+        make_multiplier(static_cast<double>(rng.uniform(0.05f, 4.0f)) / 32768.0, &out);
+        const int32_t yz = random_zero(rng);
+        const int64_t acc_span = int64_t{1} << (15 + 5 * trial);
+        for (size_t j = 0; j < n; ++j) e.data()[j] = static_cast<int32_t>(random_below(rng, 2 * acc_span) - acc_span);
+        k.requantize(e.data(), n, out, yz, y.data());
+        for (size_t j = 0; j < n; ++j) {
+          int64_t want = yz + apply(out, e.data()[j]);
+          want = want < -128 ? -128 : (want > 127 ? 127 : want);
+          bad_y += y.data()[j] != want;
+        }
+        overrun += !s.intact() || !e.intact() || !y.intact();
+      }
+    TA_CHECK_MSG(bad_e == 0, "%s/%s: %zu exp values differ", k.port, k.simd_target(), bad_e);
+    TA_CHECK_MSG(bad_sum == 0, "%s/%s: %zu exp sums differ", k.port, k.simd_target(), bad_sum);
+    TA_CHECK_MSG(bad_p == 0, "%s/%s: %zu probabilities differ", k.port, k.simd_target(), bad_p);
+    TA_CHECK_MSG(bad_y == 0, "%s/%s: %zu outputs differ", k.port, k.simd_target(), bad_y);
+    TA_CHECK_MSG(overrun == 0, "%s/%s: a write outside its range %zu times", k.port, k.simd_target(), overrun);
   }
 }
 
