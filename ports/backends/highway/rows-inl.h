@@ -481,7 +481,13 @@ HWY_INLINE void ShortRow(float* HWY_RESTRICT x, size_t n, float* max, float* sum
   if (kTwo && second != N) e1 = hn::IfThenElseZero(in_second, e1);
   const V total = hn::SumOfLanes(d, kTwo ? hn::Add(e0, e1) : e0);
   *sum = hn::GetLane(total);
+#if HWY_ARCH_ARM_V7
+  // ARMv7 NEON has no vector division (Highway's Div refines an estimate):
+  // the scalar quotient, as the other passes take it.
+  const V inv = hn::Set(d, 1.0f / *sum);
+#else
   const V inv = hn::Div(hn::Set(d, 1.0f), total);
+#endif
   if (first == N)
     hn::StoreU(hn::Mul(e0, inv), d, x);
   else
